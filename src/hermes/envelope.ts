@@ -1,0 +1,62 @@
+import { z } from 'zod';
+
+/**
+ * The JSON object Hermes writes to a shell hook's stdin (agent/shell_hooks.py):
+ * `{hook_event_name, tool_name, tool_input, session_id, cwd, extra}`.
+ *
+ * Validation is deliberately lenient about what Hermes may add later (unknown
+ * keys pass through into `extra` handling untouched) and strict about what the
+ * mapping relies on: the hook name must be a non-empty string, `extra` must be
+ * an object when present.
+ */
+export const hookEnvelopeSchema = z
+  .object({
+    hook_event_name: z.string().min(1).max(128),
+    tool_name: z.string().max(1024).nullish(),
+    tool_input: z.unknown().optional(),
+    session_id: z.string().max(4096).nullish(),
+    cwd: z.string().max(65536).nullish(),
+    extra: z.record(z.string(), z.unknown()).nullish(),
+  })
+  .loose();
+
+export type HookEnvelope = z.infer<typeof hookEnvelopeSchema>;
+
+/** The drift sentinel Hermes 0.18.2 stamps into every live payload's `extra`. */
+export const TELEMETRY_SCHEMA_VERSION = 'hermes.observer.v1';
+
+/** The twelve hooks this adapter registers with Hermes (the design record's surface). */
+export const REGISTERED_HOOKS = [
+  'pre_tool_call',
+  'post_tool_call',
+  'pre_llm_call',
+  'on_session_start',
+  'on_session_end',
+  'on_session_finalize',
+  'on_session_reset',
+  'subagent_start',
+  'subagent_stop',
+  'pre_approval_request',
+  'post_approval_response',
+  'api_request_error',
+] as const;
+
+export type RegisteredHook = (typeof REGISTERED_HOOKS)[number];
+
+/** Typed, defensive readers over `extra`: a wrong type reads as absent, never throws. */
+export function extraOf(env: HookEnvelope): Record<string, unknown> {
+  return env.extra ?? {};
+}
+
+export function str(v: unknown): string | undefined {
+  return typeof v === 'string' && v.length > 0 ? v : undefined;
+}
+
+/** A non-negative integer from a number Hermes may send as a float (durations are seconds*1000 floats in places). */
+export function nonNegInt(v: unknown): number | undefined {
+  return typeof v === 'number' && Number.isFinite(v) && v >= 0 ? Math.round(v) : undefined;
+}
+
+export function int(v: unknown): number | undefined {
+  return typeof v === 'number' && Number.isFinite(v) ? Math.round(v) : undefined;
+}

@@ -1,0 +1,19 @@
+import { extraOf, int, nonNegInt, str, type HookEnvelope } from '../hermes/envelope.js';
+import type { CapturePolicy } from '../capture/policy.js';
+import { compact, gatedText } from './content.js';
+import type { MappedEvent } from './types.js';
+
+export const API_ERROR_TYPE = 'x.hermes.api.error';
+
+/** `api_request_error` → the error FACT, vendor-namespaced; the message is redacted-gated. */
+export function mapApiRequestError(env: HookEnvelope, policy: CapturePolicy): MappedEvent[] {
+  const x = extraOf(env);
+  const err = typeof x.error === 'object' && x.error !== null ? (x.error as Record<string, unknown>) : {};
+  const data = compact({
+    status_code: int(x.status_code),
+    retry_count: nonNegInt(x.retry_count),
+    reason: str(x.reason),
+    error_message: gatedText(policy, API_ERROR_TYPE, err.message),
+  });
+  return [{ type: API_ERROR_TYPE, data }];
+}

@@ -1,0 +1,43 @@
+import { extraOf, str, type HookEnvelope } from '../hermes/envelope.js';
+import type { CapturePolicy } from '../capture/policy.js';
+import { atLeast, compact, gatedText } from './content.js';
+import type { MappedEvent } from './types.js';
+
+const CARD = 'attention.requested';
+
+/**
+ * The vendor's decision menu, carried as data: exactly the choice set
+ * `post_approval_response` can deliver, with the vendor's own labels.
+ */
+export const APPROVAL_OPTIONS = [
+  { id: 'once', label: 'Allow once' },
+  { id: 'session', label: 'Allow for this session' },
+  { id: 'always', label: 'Add to permanent allowlist' },
+  { id: 'deny', label: 'Deny' },
+] as const;
+
+function subjectOf(env: HookEnvelope): string | undefined {
+  return str(extraOf(env).pattern_key);
+}
+
+/** `pre_approval_request` → the observed, read-only permission card (`respond_via: ["oob"]`). */
+export function mapApprovalRequest(env: HookEnvelope, policy: CapturePolicy): MappedEvent[] {
+  const x = extraOf(env);
+  const subject = subjectOf(env);
+  const command = gatedText(policy, CARD, x.command);
+  // At metadata the prompt is synthesized from structure alone (AEP-0003 §9.2),
+  // and option labels degrade to their ids.
+  const prompt = command !== undefined ? `Approval requested: ${command}` : `${policy.agent} requests permission: ${subject ?? 'a command'}`;
+  const labelled = atLeast(policy, CARD, 'redacted');
+  const options = APPROVAL_OPTIONS.map((o) => ({ id: o.id, label: labelled ? o.label : o.id }));
+  return [compact({ type: CARD, data: { kind: 'permission', prompt, options, respond_via: ['oob'] }, subject })];
+}
+
+/** `post_approval_response` → the human's choice (via `oob`), or the vendor's timeout. */
+export function mapApprovalResponse(env: HookEnvelope, _policy: CapturePolicy): MappedEvent[] {
+  const choice = str(extraOf(env).choice);
+  const subject = subjectOf(env);
+  if (choice === 'timeout') return [compact({ type: 'attention.timeout', data: {}, subject })];
+  if (!choice) return [compact({ type: 'attention.resolved', data: { resolution: 'dismissed' }, subject })];
+  return [compact({ type: 'attention.answered', data: { answer: { option: choice }, via: 'oob' }, subject })];
+}

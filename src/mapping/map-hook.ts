@@ -1,0 +1,46 @@
+import type { HookEnvelope } from '../hermes/envelope.js';
+import type { CapturePolicy } from '../capture/policy.js';
+import { mapApiRequestError } from './api.js';
+import { mapApprovalRequest, mapApprovalResponse } from './approval.js';
+import { CLARIFY_TOOL, mapClarifyOutcome, mapClarifyRequest } from './clarify.js';
+import { mapSubagentStart, mapSubagentStop } from './delegation.js';
+import { mapUnknownHook } from './fallback.js';
+import { mapPreLlmCall, mapTurnEnd } from './run.js';
+import { mapSessionFinalize, mapSessionReset, mapSessionStart } from './session.js';
+import { mapPostToolCall, mapPreToolCall, toolOutcome } from './tool.js';
+import type { HookMapper, MappedEvent } from './types.js';
+
+const preTool: HookMapper = (env, policy) => [
+  ...mapPreToolCall(env, policy),
+  ...(env.tool_name === CLARIFY_TOOL ? mapClarifyRequest(env, policy) : []),
+];
+
+const postTool: HookMapper = (env, policy) => [
+  ...mapPostToolCall(env, policy),
+  ...(env.tool_name === CLARIFY_TOOL ? mapClarifyOutcome(env, policy, toolOutcome(env)) : []),
+];
+
+/** The hook table: one row per mapped Hermes hook. */
+const MAPPERS: Readonly<Record<string, HookMapper>> = {
+  pre_tool_call: preTool,
+  post_tool_call: postTool,
+  pre_llm_call: mapPreLlmCall,
+  on_session_start: mapSessionStart,
+  on_session_end: mapTurnEnd,
+  on_session_finalize: mapSessionFinalize,
+  on_session_reset: mapSessionReset,
+  subagent_start: mapSubagentStart,
+  subagent_stop: mapSubagentStop,
+  pre_approval_request: mapApprovalRequest,
+  post_approval_response: mapApprovalResponse,
+  api_request_error: mapApiRequestError,
+};
+
+/**
+ * The pure mapping: one Hermes hook envelope → the AEP events it means, at the
+ * given capture policy. No I/O, no clock, no identity: the daemon stamps those.
+ */
+export function mapHook(env: HookEnvelope, policy: CapturePolicy): MappedEvent[] {
+  const mapper = Object.hasOwn(MAPPERS, env.hook_event_name) ? MAPPERS[env.hook_event_name] : undefined;
+  return (mapper ?? mapUnknownHook)(env, policy);
+}

@@ -1,0 +1,84 @@
+import os from 'node:os';
+import path from 'node:path';
+import { z } from 'zod';
+import { CAPTURE_LEVELS, type CaptureLevel } from '../capture/levels.js';
+import type { CapturePolicy } from '../capture/policy.js';
+
+const level = z.enum(CAPTURE_LEVELS);
+const bool = z
+  .enum(['1', '0', 'true', 'false', 'yes', 'no', 'on', 'off'])
+  .transform((v) => ['1', 'true', 'yes', 'on'].includes(v));
+const port = z.coerce.number().int().min(0).max(65535);
+const list = z.string().transform((s) => s.split(',').map((x) => x.trim()).filter(Boolean));
+
+/** Every setting the daemon reads, with its default. The README's settings table mirrors this. */
+const envSchema = z.object({
+  AEP_HOST: z.string().min(1).default('127.0.0.1'),
+  AEP_PORT: port.default(8393),
+  AEP_LOG_DIR: z.string().min(1).optional(),
+  AEP_STATE_DIR: z.string().min(1).optional(),
+  AEP_CAPTURE: level.default('metadata'),
+  AEP_CAPTURE_ATTENTION: level.optional(),
+  AEP_REDACT_PII: bool.default(true),
+  AEP_SECRET_NAMES: list.default([]),
+  AEP_SOURCE_HOST: z.string().regex(/^[A-Za-z0-9.-]{1,253}$/, 'letters, digits, dots and dashes').optional(),
+  AEP_MAX_BODY_BYTES: z.coerce.number().int().min(1024).max(1024 * 1024 * 1024).default(64 * 1024 * 1024),
+  AEP_LOG_QUEUE_MAX: z.coerce.number().int().min(1).default(10_000),
+  AEP_MAX_SESSIONS: z.coerce.number().int().min(1).default(10_000),
+  AEP_DEBUG: bool.default(false),
+});
+
+export interface DaemonConfig {
+  readonly host: string;
+  readonly port: number;
+  readonly logDir: string;
+  readonly stateDir: string;
+  readonly policy: CapturePolicy;
+  readonly sourceHost: string;
+  readonly maxBodyBytes: number;
+  readonly logQueueMax: number;
+  readonly maxSessions: number;
+  readonly debug: boolean;
+}
+
+/** A configuration error names the variable and the rule, never echoes the value. */
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): DaemonConfig {
+  const parsed = envSchema.safeParse(env);
+  if (!parsed.success) {
+    const why = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
+    throw new ConfigError(`invalid configuration: ${why}`);
+  }
+  const e = parsed.data;
+  const home = os.homedir();
+  const aepHome = path.join(home, '.aep');
+  // The attention override defaults to `redacted` so prompts stay readable,
+  // except when the operator asked for nothing at all.
+  const attention: CaptureLevel = e.AEP_CAPTURE_ATTENTION ?? (e.AEP_CAPTURE === 'none' ? 'none' : 'redacted');
+  const secretValues = e.AEP_SECRET_NAMES.map((n) => env[n]).filter((v): v is string => typeof v === 'string' && v.length >= 4);
+  return {
+    host: e.AEP_HOST,
+    port: e.AEP_PORT,
+    logDir: path.resolve(e.AEP_LOG_DIR ?? path.join(aepHome, 'logs')),
+    stateDir: path.resolve(e.AEP_STATE_DIR ?? path.join(aepHome, 'state', 'hermes-aep')),
+    policy: {
+      ceiling: e.AEP_CAPTURE,
+      categories: { attention: attention },
+      redact: { home, pii: e.AEP_REDACT_PII, secretNames: e.AEP_SECRET_NAMES, secretValues },
+      agent: 'hermes',
+    },
+    sourceHost: e.AEP_SOURCE_HOST ?? sanitizeHost(os.hostname()),
+    maxBodyBytes: e.AEP_MAX_BODY_BYTES,
+    logQueueMax: e.AEP_LOG_QUEUE_MAX,
+    maxSessions: e.AEP_MAX_SESSIONS,
+    debug: e.AEP_DEBUG,
+  };
+}
+
+function sanitizeHost(h: string): string {
+  const s = h.toLowerCase().replace(/[^a-z0-9.-]/g, '-').slice(0, 253);
+  return s.length > 0 ? s : 'localhost';
+}

@@ -1,0 +1,99 @@
+import { monotonicFactory } from 'ulid';
+import { ConfigError, loadConfig, type DaemonConfig } from '../config/config.js';
+import { bumpEpoch } from '../identity/epoch-store.js';
+import { IdentityStage } from '../identity/identity-stage.js';
+import { EventBus } from '../sinks/event-bus.js';
+import { JsonlLogSink } from '../sinks/jsonl-log-sink.js';
+import { DriftWatch } from './drift.js';
+import { stderrLogger, type Logger } from './log.js';
+import { HookPipeline } from './pipeline.js';
+import { buildServer } from './server.js';
+
+export const VERSION = '0.1.0';
+const SHUTDOWN_TIMEOUT_MS = 5_000;
+
+export interface RunningDaemon {
+  readonly url: string;
+  readonly epoch: number;
+  readonly bus: EventBus;
+  close(): Promise<void>;
+}
+
+/** Wire the daemon from a config and start listening. */
+export async function startDaemon(config: DaemonConfig, log: Logger): Promise<RunningDaemon> {
+  const epoch = await bumpEpoch(config.stateDir);
+  const ulid = monotonicFactory();
+  const identity = new IdentityStage({
+    epoch,
+    host: config.sourceHost,
+    policy: config.policy,
+    newId: () => ulid(),
+    maxSessions: config.maxSessions,
+  });
+  const bus = new EventBus();
+  bus.add(new JsonlLogSink(config.logDir, config.logQueueMax));
+  const drift = new DriftWatch(log);
+  const pipeline = new HookPipeline(config.policy, identity, bus, drift);
+  const started = Date.now();
+  const app = buildServer({
+    pipeline,
+    maxBodyBytes: config.maxBodyBytes,
+    log,
+    health: () => ({
+      version: VERSION,
+      epoch,
+      uptime_s: Math.round((Date.now() - started) / 1000),
+      control: false,
+      capture: { ceiling: config.policy.ceiling, ...config.policy.categories },
+      hooks: pipeline.hooks,
+      sessions_active: identity.activeSessions,
+      identity: identity.counters,
+      drift: drift.stats(),
+      sinks: bus.stats(),
+    }),
+  });
+  await app.listen({ host: config.host, port: config.port });
+  const addr = app.server.address();
+  const port = typeof addr === 'object' && addr ? addr.port : config.port;
+  const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
+  log.info('hermes-aep daemon listening', { url, epoch, capture: config.policy.ceiling });
+  let closing: Promise<void> | undefined;
+  return {
+    url,
+    epoch,
+    bus,
+    close: () =>
+      (closing ??= (async () => {
+        await app.close();
+        await bus.shutdown();
+      })()),
+  };
+}
+
+/** `hermes-aep daemon`: start, and stop cleanly on SIGTERM/SIGINT with a bounded flush. */
+export async function main(): Promise<void> {
+  const log = stderrLogger(process.env.AEP_DEBUG === '1');
+  let config: DaemonConfig;
+  try {
+    config = loadConfig();
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      log.error(err.message);
+      process.exitCode = 2;
+      return;
+    }
+    throw err;
+  }
+  const daemon = await startDaemon(config, log);
+  const stop = (signal: string) => {
+    log.info('shutting down', { signal });
+    const timer = setTimeout(() => {
+      log.warn('shutdown timed out; exiting');
+      process.exit(1);
+    }, SHUTDOWN_TIMEOUT_MS);
+    timer.unref();
+    void daemon.close().then(() => process.exit(0));
+  };
+  process.once('SIGTERM', () => stop('SIGTERM'));
+  process.once('SIGINT', () => stop('SIGINT'));
+}

@@ -1,0 +1,32 @@
+import type { HookEnvelope } from '../hermes/envelope.js';
+import type { CapturePolicy } from '../capture/policy.js';
+import { mapHook } from '../mapping/map-hook.js';
+import type { IdentityStage } from '../identity/identity-stage.js';
+import type { EventBus } from '../sinks/event-bus.js';
+import type { AepEvent } from '../aep/event.js';
+import type { DriftWatch } from './drift.js';
+
+/**
+ * One hook, start to finish: drift check → pure mapping → identity → bus.
+ * Synchronous on purpose: hooks are processed in arrival order, and nothing
+ * here waits on a sink.
+ */
+export class HookPipeline {
+  hooks = 0;
+
+  constructor(
+    private readonly policy: CapturePolicy,
+    private readonly identity: IdentityStage,
+    private readonly bus: EventBus,
+    private readonly drift: DriftWatch,
+    private readonly clock: () => Date = () => new Date(),
+  ) {}
+
+  handle(env: HookEnvelope): AepEvent[] {
+    this.hooks++;
+    this.drift.check(env);
+    const events = this.identity.process(env, mapHook(env, this.policy), this.clock());
+    this.bus.publish(events);
+    return events;
+  }
+}

@@ -1,0 +1,61 @@
+import Fastify, { type FastifyInstance } from 'fastify';
+import { hookEnvelopeSchema } from '../hermes/envelope.js';
+import type { HookPipeline } from './pipeline.js';
+import type { Logger } from './log.js';
+
+export interface ServerDeps {
+  readonly pipeline: HookPipeline;
+  readonly health: () => Record<string, unknown>;
+  readonly maxBodyBytes: number;
+  readonly log: Logger;
+}
+
+/** Fixed, content-free messages for every way a request can be refused. */
+const REFUSALS: Readonly<Record<string, { status: number; message: string }>> = {
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: { status: 415, message: 'content-type must be application/json' },
+  FST_ERR_CTP_BODY_TOO_LARGE: { status: 413, message: 'body exceeds AEP_MAX_BODY_BYTES' },
+  FST_ERR_CTP_EMPTY_JSON_BODY: { status: 400, message: 'body is empty' },
+  FST_ERR_CTP_INVALID_JSON_BODY: { status: 400, message: 'body is not valid JSON' },
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: { status: 400, message: 'content-length does not match the body' },
+};
+
+/**
+ * The daemon's HTTP surface: `POST /hook` (one Hermes envelope in, the hook
+ * reply out) and `GET /healthz`. Errors are answered with a code and a fixed
+ * reason: request bodies are content, so no error ever quotes them.
+ */
+export function buildServer(deps: ServerDeps): FastifyInstance {
+  const app = Fastify({ logger: false, bodyLimit: deps.maxBodyBytes, return503OnClosing: true });
+  let rejected = 0;
+  // JSON only: a text body is refused as a media-type error, not half-parsed.
+  app.removeContentTypeParser('text/plain');
+
+  app.setErrorHandler((err, _req, reply) => {
+    rejected++;
+    const code = (err as { code?: string }).code ?? '';
+    const known = REFUSALS[code] ?? (err instanceof SyntaxError ? REFUSALS.FST_ERR_CTP_INVALID_JSON_BODY : undefined);
+    if (known) return reply.code(known.status).send({ error: code || 'invalid_json', message: known.message });
+    deps.log.error('request failed', { code: code || (err as Error).name });
+    return reply.code(500).send({ error: 'internal', message: 'the daemon could not process this hook' });
+  });
+  app.setNotFoundHandler((_req, reply) => reply.code(404).send({ error: 'not_found', message: 'no such route' }));
+
+  app.post('/hook', async (req, reply) => {
+    const parsed = hookEnvelopeSchema.safeParse(req.body);
+    if (!parsed.success) {
+      rejected++;
+      // Paths and rule names only: zod messages here never include values.
+      const reason = parsed.error.issues
+        .slice(0, 5)
+        .map((i) => `${i.path.join('.') || '(body)'}: ${i.code}`)
+        .join('; ');
+      return reply.code(400).send({ error: 'invalid_envelope', message: `not a Hermes hook envelope (${reason})` });
+    }
+    deps.pipeline.handle(parsed.data);
+    // Observe-only: the reply never blocks and never injects context.
+    return reply.code(200).send({});
+  });
+
+  app.get('/healthz', async () => ({ ok: true, ...deps.health(), http: { rejected } }));
+  return app;
+}

@@ -1,0 +1,291 @@
+import { extraOf, str, type HookEnvelope } from '../hermes/envelope.js';
+import { levelFor, type CapturePolicy } from '../capture/policy.js';
+import type { MappedEvent } from '../mapping/types.js';
+import { UNKNOWN_SESSION, type AepEvent, type Severity } from '../aep/event.js';
+import {
+  MAX_ENDED_RUNS_PER_SESSION,
+  MAX_PENDING_PER_SESSION,
+  boundedAdd,
+  boundedSet,
+  newLane,
+  type PendingCard,
+  type SessionLane,
+} from './lanes.js';
+
+export interface IdentityOptions {
+  readonly epoch: number;
+  /** host part of the `source` URI */
+  readonly host: string;
+  readonly policy: CapturePolicy;
+  readonly newId: () => string;
+  /** lanes kept in memory; least recently seen ended lanes go first */
+  readonly maxSessions?: number;
+}
+
+/** Counters a supervisor reads from `/healthz`. */
+export interface IdentityCounters {
+  events: number;
+  duplicateStarts: number;
+  duplicateTerminals: number;
+  unpairedTerminals: number;
+  unknownLane: number;
+  evictions: number;
+}
+
+const APPROVAL_HOOKS = new Set(['pre_approval_request', 'post_approval_response']);
+const RUN_TERMINALS = new Set(['run.finished', 'run.cancelled', 'run.failed']);
+const TOOL_TERMINALS = new Set(['tool.completed', 'tool.failed', 'tool.denied']);
+const CARD_TERMINALS = new Set(['attention.answered', 'attention.timeout', 'attention.resolved']);
+/** Session-scoped types that belong to no run. */
+const SESSION_SCOPED = new Set(['session.started', 'session.ended', 'x.hermes.session.reset']);
+const SEVERITY: Readonly<Record<string, Severity>> = { 'x.hermes.api.error': 'error', 'run.failed': 'error' };
+
+/**
+ * The identity stage: gives each mapped event its session, run, seq, epoch,
+ * cause and (for attention lifecycles, AEP-0002 §7.1) subject, and enforces
+ * terminal exclusivity. It owns every piece of pairing state; it does no I/O
+ * and reads no clock (the caller passes `now`).
+ */
+export class IdentityStage {
+  readonly counters: IdentityCounters = {
+    events: 0,
+    duplicateStarts: 0,
+    duplicateTerminals: 0,
+    unpairedTerminals: 0,
+    unknownLane: 0,
+    evictions: 0,
+  };
+  private readonly lanes = new Map<string, SessionLane>();
+  /** seq high-water marks of evicted lanes, so a returning session never reuses a seq in this epoch */
+  private readonly seqFloor = new Map<string, number>();
+  private readonly maxSessions: number;
+
+  constructor(private readonly opts: IdentityOptions) {
+    this.maxSessions = opts.maxSessions ?? 10_000;
+  }
+
+  get activeSessions(): number {
+    let n = 0;
+    for (const lane of this.lanes.values()) if (!lane.ended && lane.session !== UNKNOWN_SESSION) n++;
+    return n;
+  }
+
+  process(env: HookEnvelope, mapped: readonly MappedEvent[], now: Date): AepEvent[] {
+    const t = now.getTime();
+    const lane = this.laneFor(env, t);
+    const x = extraOf(env);
+    const turn = str(x.turn_id) ?? str(x.parent_turn_id);
+    const out: AepEvent[] = [];
+    const emit = (m: MappedEvent, extra: { run?: string | undefined; cause?: string | undefined; subject?: string | undefined } = {}): AepEvent => {
+      const run = SESSION_SCOPED.has(m.type) ? undefined : 'run' in extra ? extra.run : (turn ?? lane.currentRun);
+      const subject = extra.subject ?? m.subject;
+      const ev: AepEvent = {
+        aep: '0.1',
+        id: this.opts.newId(),
+        type: m.type,
+        time: now.toISOString(),
+        source: `aep://${this.opts.host}/agent/hermes/session/${encodeURIComponent(lane.session)}`,
+        agent: 'hermes',
+        session: lane.session,
+        ...(run !== undefined ? { run } : {}),
+        seq: lane.seq++,
+        epoch: this.opts.epoch,
+        ...(extra.cause !== undefined ? { cause: extra.cause } : {}),
+        ...(subject !== undefined ? { subject } : {}),
+        severity: SEVERITY[m.type] ?? 'info',
+        capture: levelFor(this.opts.policy, m.type),
+        data: m.data,
+      };
+      out.push(ev);
+      this.counters.events++;
+      return ev;
+    };
+
+    for (const m of mapped) this.pair(env, lane, m, t, emit);
+    return out;
+  }
+
+  private pair(
+    env: HookEnvelope,
+    lane: SessionLane,
+    m: MappedEvent,
+    t: number,
+    emit: (m: MappedEvent, extra?: { run?: string | undefined; cause?: string | undefined; subject?: string | undefined }) => AepEvent,
+  ): void {
+    const x = extraOf(env);
+    const callId = str(x.tool_call_id);
+    const turn = str(x.turn_id);
+    const isApproval = APPROVAL_HOOKS.has(env.hook_event_name);
+
+    if (m.type === 'session.started') {
+      const ev = emit(m);
+      lane.startedId ??= ev.id;
+      return;
+    }
+    if (m.type === 'session.ended') {
+      if (lane.ended) {
+        this.counters.duplicateTerminals++;
+        return;
+      }
+      // A session never ends with a card its emitter raised still pending.
+      const dismissed = { type: 'attention.resolved', data: { resolution: 'dismissed' } };
+      for (const card of [...lane.approvals, ...lane.clarify.values()]) {
+        emit(dismissed, { run: card.run, cause: card.id, subject: card.id });
+      }
+      lane.approvals.length = 0;
+      lane.clarify.clear();
+      emit(m, { cause: lane.startedId });
+      lane.ended = true;
+      return;
+    }
+    if (m.type === 'run.started') {
+      const run = turn;
+      if (run && (lane.openRuns.has(run) || lane.endedRuns.has(run))) {
+        this.counters.duplicateStarts++;
+        return;
+      }
+      const ev = emit(m, { run });
+      if (run) {
+        if (boundedSet(lane.openRuns, run, ev.id, MAX_PENDING_PER_SESSION)) this.counters.evictions++;
+        lane.currentRun = run;
+      }
+      return;
+    }
+    if (RUN_TERMINALS.has(m.type)) {
+      const run = turn ?? lane.currentRun;
+      if (run && lane.endedRuns.has(run)) {
+        this.counters.duplicateTerminals++;
+        return;
+      }
+      const cause = run ? lane.openRuns.get(run) : undefined;
+      if (!cause) this.counters.unpairedTerminals++;
+      emit(m, { run, cause });
+      if (run) {
+        lane.openRuns.delete(run);
+        boundedAdd(lane.endedRuns, run, MAX_ENDED_RUNS_PER_SESSION);
+        if (lane.currentRun === run) lane.currentRun = [...lane.openRuns.keys()].pop();
+      }
+      return;
+    }
+    if (m.type === 'tool.requested') {
+      const ev = emit(m);
+      if (callId && boundedSet(lane.tools, callId, ev.id, MAX_PENDING_PER_SESSION)) this.counters.evictions++;
+      return;
+    }
+    if (TOOL_TERMINALS.has(m.type)) {
+      const cause = callId ? lane.tools.get(callId) : undefined;
+      if (!cause) this.counters.unpairedTerminals++;
+      if (callId) lane.tools.delete(callId);
+      emit(m, { cause });
+      return;
+    }
+    if (m.type === 'attention.requested') {
+      if (isApproval) {
+        const ev = emit(m);
+        lane.approvals.push({ id: ev.id, time: t, key: approvalKey(x), toolCallId: callId, run: ev.run });
+        if (lane.approvals.length > MAX_PENDING_PER_SESSION) {
+          lane.approvals.shift();
+          this.counters.evictions++;
+        }
+      } else {
+        // the clarify form card: caused by its own tool.requested
+        const ev = emit(m, { cause: callId ? lane.tools.get(callId) : undefined });
+        if (callId && boundedSet(lane.clarify, callId, { id: ev.id, time: t, key: callId, run: ev.run }, MAX_PENDING_PER_SESSION)) {
+          this.counters.evictions++;
+        }
+      }
+      return;
+    }
+    if (CARD_TERMINALS.has(m.type)) {
+      const card = isApproval ? takeApproval(lane, approvalKey(x), callId) : takeClarify(lane, callId);
+      if (!card) {
+        // No request seen (daemon restarted mid-card, or evicted): keep the
+        // fact, claim no pairing.
+        this.counters.unpairedTerminals++;
+        emit(m);
+        return;
+      }
+      const latency = Math.max(0, Math.round(t - card.time));
+      const data = m.type === 'attention.timeout' ? { ...m.data, after_ms: latency } : m.data;
+      const ev = emit({ ...m, data }, { cause: card.id, subject: card.id });
+      if (m.type === 'attention.answered') {
+        emit({ type: 'attention.resolved', data: { resolution: 'answered', latency_ms: latency } }, { cause: ev.id, subject: card.id });
+      }
+      return;
+    }
+    if (m.type === 'delegation.subagent.started') {
+      const ev = emit(m);
+      if (m.subject && boundedSet(lane.delegations, m.subject, ev.id, MAX_PENDING_PER_SESSION)) this.counters.evictions++;
+      return;
+    }
+    if (m.type === 'delegation.subagent.stopped') {
+      const cause = m.subject ? lane.delegations.get(m.subject) : undefined;
+      if (!cause) this.counters.unpairedTerminals++;
+      if (m.subject) lane.delegations.delete(m.subject);
+      emit(m, { cause });
+      return;
+    }
+    emit(m);
+  }
+
+  /** The lane an envelope belongs to; approval payloads join by `session_key` or ride `unknown`. */
+  private laneFor(env: HookEnvelope, now: number): SessionLane {
+    let session = str(env.session_id);
+    if (!session && APPROVAL_HOOKS.has(env.hook_event_name)) {
+      const key = str(extraOf(env).session_key);
+      if (key && this.lanes.has(key) && key !== UNKNOWN_SESSION) session = key;
+    }
+    if (!session) {
+      session = UNKNOWN_SESSION;
+      this.counters.unknownLane++;
+    }
+    let lane = this.lanes.get(session);
+    if (lane) {
+      this.lanes.delete(session); // re-insert: Map order is recency order
+    } else {
+      lane = newLane(session, now);
+      lane.seq = this.seqFloor.get(session) ?? 0;
+      this.seqFloor.delete(session);
+    }
+    lane.lastSeen = now;
+    this.lanes.set(session, lane);
+    this.evictIfFull();
+    return lane;
+  }
+
+  private evictIfFull(): void {
+    while (this.lanes.size > this.maxSessions) {
+      let victim: SessionLane | undefined;
+      for (const lane of this.lanes.values()) {
+        if (lane.ended) {
+          victim = lane;
+          break;
+        }
+      }
+      victim ??= this.lanes.values().next().value;
+      if (!victim) return;
+      this.lanes.delete(victim.session);
+      boundedSet(this.seqFloor, victim.session, victim.seq, this.maxSessions * 10);
+      this.counters.evictions++;
+    }
+  }
+}
+
+function approvalKey(x: Record<string, unknown>): string {
+  return `${str(x.session_key) ?? ''}|${str(x.pattern_key) ?? ''}`;
+}
+
+/** Post → pre by (session_key, pattern_key), `tool_call_id` as tiebreaker, else oldest first. */
+function takeApproval(lane: SessionLane, key: string, callId: string | undefined): PendingCard | undefined {
+  const candidates = lane.approvals.filter((c) => c.key === key);
+  const card = (callId ? candidates.find((c) => c.toolCallId === callId) : undefined) ?? candidates[0];
+  if (card) lane.approvals.splice(lane.approvals.indexOf(card), 1);
+  return card;
+}
+
+function takeClarify(lane: SessionLane, callId: string | undefined): PendingCard | undefined {
+  if (!callId) return undefined;
+  const card = lane.clarify.get(callId);
+  lane.clarify.delete(callId);
+  return card;
+}

@@ -1,0 +1,89 @@
+import { readFile, rename, stat, writeFile, mkdir } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { addApprovals, removeApprovals } from './allowlist.js';
+import { addHooks, removeHooks, shimCommand } from './hermes-config.js';
+
+const DEFAULT_TIMEOUT_S = 10;
+
+function hermesHome(): string {
+  const h = process.env.HERMES_HOME;
+  if (h) return path.resolve(h.startsWith('~') ? path.join(os.homedir(), h.slice(1)) : h);
+  return path.join(os.homedir(), '.hermes');
+}
+
+async function readOr(file: string, fallback: string): Promise<string> {
+  try {
+    return await readFile(file, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return fallback;
+    throw err;
+  }
+}
+
+/** Write via a temp file and rename, keeping the original's mode, so a crash never leaves half a config. */
+async function atomicWrite(file: string, text: string): Promise<void> {
+  await mkdir(path.dirname(file), { recursive: true });
+  let mode = 0o600;
+  try {
+    mode = (await stat(file)).mode & 0o777;
+  } catch {
+    /* new file */
+  }
+  const tmp = `${file}.hermes-aep.${process.pid}.tmp`;
+  await writeFile(tmp, text, { mode });
+  await rename(tmp, file);
+}
+
+/** Python's `datetime.isoformat()` with a Z, as Hermes writes `script_mtime_at_approval`. */
+function isoZ(ms: number): string {
+  return new Date(ms).toISOString().replace(/\.000Z$/, 'Z');
+}
+
+function parseArgs(args: readonly string[]): { dryRun: boolean; timeout: number } {
+  let dryRun = false;
+  let timeout = DEFAULT_TIMEOUT_S;
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i];
+    if (a === '--dry-run' || a === '-n') dryRun = true;
+    else if (a === '--timeout') {
+      const n = Number(args[++i]);
+      if (!Number.isInteger(n) || n < 1 || n > 300) throw new Error('--timeout takes whole seconds between 1 and 300 (Hermes clamps to that range)');
+      timeout = n;
+    } else throw new Error(`unknown option ${a ?? ''}; usage: hermes-aep install|uninstall [--dry-run] [--timeout SECONDS]`);
+  }
+  return { dryRun, timeout };
+}
+
+/** `hermes-aep install|uninstall [--dry-run] [--timeout N]` */
+export async function runInstall(cmd: 'install' | 'uninstall', args: readonly string[]): Promise<void> {
+  const { dryRun, timeout } = parseArgs(args);
+  const home = hermesHome();
+  const configFile = path.join(home, 'config.yaml');
+  const allowFile = path.join(home, 'shell-hooks-allowlist.json');
+  const cliPath = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', 'cli.js');
+  const command = shimCommand(process.execPath, cliPath);
+  const configText = await readOr(configFile, '');
+  const allowText = await readOr(allowFile, '');
+
+  const cfg = cmd === 'install' ? addHooks(configText, { command, timeout }) : removeHooks(configText);
+  let mtime: string | null = null;
+  try {
+    mtime = isoZ((await stat(cliPath)).mtimeMs);
+  } catch {
+    mtime = null;
+  }
+  const allow = cmd === 'install' ? addApprovals(allowText, command, isoZ(Date.now()), mtime) : removeApprovals(allowText);
+
+  const out = process.stdout;
+  out.write(`${cmd}${dryRun ? ' (dry run)' : ''}: HERMES_HOME=${home}\n`);
+  for (const c of [...cfg.changes, ...allow.changes]) out.write(`  ${c}\n`);
+  if (!cfg.changed && !allow.changed) out.write('  nothing to change\n');
+  if (dryRun) {
+    if (cfg.changed) out.write(`\n--- ${configFile} (after)\n${cfg.text}`);
+    return;
+  }
+  if (cfg.changed) await atomicWrite(configFile, cfg.text);
+  if (allow.changed) await atomicWrite(allowFile, allow.text);
+}

@@ -1,0 +1,86 @@
+// The hook shim: Hermes runs it once per hook firing. It must start fast and
+// can never fail the agent, so it imports only node:http and answers `{}` on
+// every failure path. stdout carries exactly one JSON object; nothing else.
+import { request } from 'node:http';
+
+const EMPTY = '{}';
+const DEFAULT_TIMEOUT_MS = 5_000;
+
+function target(): URL {
+  const explicit = process.env.AEP_HOOK_URL;
+  if (explicit) return new URL(explicit);
+  const host = process.env.AEP_HOST && process.env.AEP_HOST !== '0.0.0.0' ? process.env.AEP_HOST : '127.0.0.1';
+  const port = process.env.AEP_PORT ?? '8393';
+  return new URL(`http://${host.includes(':') ? `[${host}]` : host}:${port}/hook`);
+}
+
+function timeoutMs(): number {
+  const n = Number(process.env.AEP_SHIM_TIMEOUT_MS);
+  return Number.isFinite(n) && n > 0 ? n : DEFAULT_TIMEOUT_MS;
+}
+
+function readStdin(): Promise<Buffer> {
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    process.stdin.on('data', (c: Buffer) => chunks.push(c));
+    process.stdin.on('end', () => resolve(Buffer.concat(chunks)));
+    process.stdin.on('error', () => resolve(Buffer.concat(chunks)));
+  });
+}
+
+/** A reply is passed on only when it is exactly one JSON object. */
+function validReply(text: string): string {
+  try {
+    const v: unknown = JSON.parse(text);
+    return typeof v === 'object' && v !== null && !Array.isArray(v) ? JSON.stringify(v) : EMPTY;
+  } catch {
+    return EMPTY;
+  }
+}
+
+function forward(body: Buffer, url: URL, ms: number): Promise<string> {
+  return new Promise((resolve) => {
+    let settled = false;
+    const done = (s: string) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      resolve(s);
+    };
+    const timer = setTimeout(() => {
+      req.destroy();
+      done(EMPTY);
+    }, ms);
+    const req = request(
+      url,
+      { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': body.length }, agent: false },
+      (res) => {
+        const chunks: Buffer[] = [];
+        let size = 0;
+        res.on('data', (c: Buffer) => {
+          size += c.length;
+          if (size > 1_048_576) {
+            req.destroy();
+            done(EMPTY);
+          } else chunks.push(c);
+        });
+        res.on('end', () => done(res.statusCode === 200 ? validReply(Buffer.concat(chunks).toString('utf8')) : EMPTY));
+        res.on('error', () => done(EMPTY));
+      },
+    );
+    req.on('error', () => done(EMPTY));
+    req.end(body);
+  });
+}
+
+export async function runHook(): Promise<void> {
+  let out = EMPTY;
+  try {
+    const body = await readStdin();
+    if (body.length > 0) out = await forward(body, target(), timeoutMs());
+  } catch {
+    out = EMPTY;
+  }
+  process.stdout.write(out);
+  process.exitCode = 0;
+}

@@ -1,0 +1,138 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { inProcessDaemon } from '../../support/in-process-daemon.js';
+import { JsonlLogSink } from '../../../src/sinks/jsonl-log-sink.js';
+import { tempDir } from '../../support/processes.js';
+import { MARKER, SENTINEL } from '../../support/scripted-session.js';
+import type { LogFields } from '../../../src/daemon/log.js';
+
+const post = (d: ReturnType<typeof inProcessDaemon>, payload: string, type = 'application/json') =>
+  d.app.inject({ method: 'POST', url: '/hook', payload, headers: { 'content-type': type } });
+
+const envelope = (over: Record<string, unknown> = {}, extra: Record<string, unknown> = {}) =>
+  JSON.stringify({
+    hook_event_name: 'pre_tool_call',
+    tool_name: 'terminal',
+    tool_input: { command: 'ls' },
+    session_id: 's1',
+    cwd: '/tmp',
+    extra: { telemetry_schema_version: SENTINEL, tool_call_id: 'c1', turn_id: 's1:t:1', ...extra },
+    ...over,
+  });
+
+describe('bad input: a clear refusal or an honest mapping, never a crash, never content in the error', () => {
+  const apps: ReturnType<typeof inProcessDaemon>[] = [];
+  const daemon = (o: Parameters<typeof inProcessDaemon>[0] = {}) => {
+    const d = inProcessDaemon(o);
+    apps.push(d);
+    return d;
+  };
+  afterEach(async () => {
+    await Promise.all(apps.splice(0).map((d) => d.app.close()));
+  });
+
+  it('non-JSON body → 400 with a fixed reason that does not quote the body', async () => {
+    const d = daemon();
+    const r = await post(d, `{"hook_event_name": ${MARKER}`);
+    expect(r.statusCode).toBe(400);
+    expect(r.json()).toMatchObject({ message: 'body is not valid JSON' });
+    expect(r.body).not.toContain(MARKER);
+    expect(d.memory.events).toHaveLength(0);
+  });
+
+  it('wrong shape → 400 naming the path and rule, not the value', async () => {
+    const d = daemon();
+    const r = await post(d, JSON.stringify({ hook_event_name: 42, extra: MARKER }));
+    expect(r.statusCode).toBe(400);
+    expect(r.json().error).toBe('invalid_envelope');
+    expect(r.json().message).toContain('hook_event_name');
+    expect(r.body).not.toContain(MARKER);
+  });
+
+  it('a JSON array, a string, null → 400', async () => {
+    const d = daemon();
+    for (const body of ['[]', '"x"', 'null']) expect((await post(d, body)).statusCode).toBe(400);
+  });
+
+  it('wrong content type → 415', async () => {
+    const d = daemon();
+    expect((await post(d, envelope(), 'text/plain')).statusCode).toBe(415);
+  });
+
+  it('a body over the limit → 413, and the daemon keeps serving', async () => {
+    const d = daemon({ maxBodyBytes: 4096 });
+    const r = await post(d, envelope({ tool_input: { blob: 'x'.repeat(10_000) } }));
+    expect(r.statusCode).toBe(413);
+    expect((await post(d, envelope())).statusCode).toBe(200);
+  });
+
+  it('an unknown hook maps to x.hermes.<name> with no payload', async () => {
+    const d = daemon();
+    const r = await post(d, JSON.stringify({ hook_event_name: 'kanban_task_claimed', session_id: 's1', extra: { telemetry_schema_version: SENTINEL, secret: MARKER } }));
+    expect(r.statusCode).toBe(200);
+    expect(d.memory.events.map((e) => [e.type, e.data])).toEqual([['x.hermes.kanban.task.claimed', {}]]);
+    const odd = await post(d, JSON.stringify({ hook_event_name: '../../Weird Hook!', session_id: 's1' }));
+    expect(odd.statusCode).toBe(200);
+    expect(d.memory.events.at(-1)?.type).toBe('x.hermes.weird.hook');
+  });
+
+  it('a 10 MB tool result is digested, not carried, and answered at once', async () => {
+    const d = daemon();
+    const big = `${MARKER}${'y'.repeat(10 * 1024 * 1024)}`;
+    await post(d, envelope());
+    const r = await post(d, envelope({ hook_event_name: 'post_tool_call', tool_input: null }, { result: big, status: 'ok', duration_ms: 5 }));
+    expect(r.statusCode).toBe(200);
+    expect(r.body).toBe('{}');
+    const done = d.memory.events.at(-1)!;
+    expect(done.type).toBe('tool.completed');
+    expect(done.data.result_digest).toMatch(/^[0-9a-f]{32}$/);
+    expect(JSON.stringify(done).length).toBeLessThan(2000);
+  });
+
+  it('a missing turn_id maps honestly onto the open run, or onto none', async () => {
+    const d = daemon();
+    await post(d, envelope({ hook_event_name: 'pre_tool_call' }, { turn_id: undefined }));
+    expect(d.memory.events.at(-1)).not.toHaveProperty('run');
+    await post(d, JSON.stringify({ hook_event_name: 'pre_llm_call', session_id: 's1', extra: { turn_id: 's1:t:9', user_message: 'hi' } }));
+    await post(d, envelope({}, { turn_id: undefined, tool_call_id: 'c2' }));
+    expect(d.memory.events.at(-1)).toMatchObject({ type: 'tool.requested', run: 's1:t:9' });
+  });
+
+  it('session ids with /, .., control characters stay inside the log dir, each in its own file', async () => {
+    const root = tempDir();
+    const sink = new JsonlLogSink(root, 100);
+    const d = daemon({ sinks: [sink] });
+    const ids = ['../../etc/passwd', '..', '.', 'a/b', 'ctl\u0000\u001b[31m\n', 'ünï', 'x'.repeat(3000)];
+    for (const id of ids) expect((await post(d, envelope({ session_id: id }))).statusCode).toBe(200);
+    await sink.shutdown();
+    const files = readdirSync(path.join(root, 'hermes'));
+    expect(files).toHaveLength(ids.length);
+    for (const f of files) {
+      expect(f).toMatch(/^[A-Za-z0-9_%~-]+\.jsonl$/);
+      const ev = JSON.parse(readFileSync(path.join(root, 'hermes', f), 'utf8').trim());
+      expect(ids).toContain(ev.session);
+    }
+    expect(readdirSync(root)).toEqual(['hermes']);
+  });
+
+  it('a missing or different drift sentinel is mapped, counted, and logged once', async () => {
+    const lines: LogFields[] = [];
+    const log = { info() {}, debug() {}, error() {}, warn: (msg: string, f: LogFields = {}) => void lines.push({ msg, ...f }) };
+    const d = daemon({ log });
+    await post(d, envelope({}, { telemetry_schema_version: undefined }));
+    await post(d, envelope({}, { telemetry_schema_version: undefined, tool_call_id: 'c9' }));
+    await post(d, envelope({}, { telemetry_schema_version: 'hermes.observer.v2', tool_call_id: 'c8' }));
+    expect(d.memory.events.filter((e) => e.type === 'tool.requested')).toHaveLength(3);
+    const h = (await d.app.inject({ method: 'GET', url: '/healthz' })).json();
+    expect(h.drift).toMatchObject({ missing: 2, mismatched: 1 });
+    expect(lines).toHaveLength(2);
+    expect(lines[1]).toMatchObject({ got: 'hermes.observer.v2' });
+  });
+
+  it('unknown routes → 404; healthz → ok', async () => {
+    const d = daemon();
+    expect((await d.app.inject({ method: 'GET', url: '/nope' })).statusCode).toBe(404);
+    expect((await d.app.inject({ method: 'GET', url: '/healthz' })).json()).toMatchObject({ ok: true });
+  });
+});

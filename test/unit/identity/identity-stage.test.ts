@@ -1,0 +1,100 @@
+import { describe, expect, it } from 'vitest';
+import { IdentityStage } from '../../../src/identity/identity-stage.js';
+import { defaultPolicy } from '../../../src/capture/policy.js';
+import { mapHook } from '../../../src/mapping/map-hook.js';
+import { hookEnvelopeSchema } from '../../../src/hermes/envelope.js';
+import type { AepEvent } from '../../../src/aep/event.js';
+
+function stage(maxSessions?: number) {
+  let n = 0;
+  const s = new IdentityStage({ epoch: 7, host: 'h', policy: defaultPolicy(), newId: () => `id${++n}`, maxSessions });
+  const t0 = Date.parse('2026-11-29T10:00:00Z');
+  let tick = 0;
+  const feed = (hook: string, session: string, extra: Record<string, unknown> = {}, over: Record<string, unknown> = {}): AepEvent[] => {
+    const env = hookEnvelopeSchema.parse({ hook_event_name: hook, session_id: session, tool_name: null, tool_input: null, cwd: '/', extra, ...over });
+    return s.process(env, mapHook(env, defaultPolicy()), new Date(t0 + 1000 * tick++));
+  };
+  return { s, feed };
+}
+
+describe('identity stage', () => {
+  it('stamps the envelope: source, epoch, per-session seq from 0, capture per category', () => {
+    const { feed } = stage();
+    const [a] = feed('on_session_start', 'S/1');
+    const [b] = feed('pre_llm_call', 'S/1', { turn_id: 'S/1:t:1', user_message: 'hi' });
+    const [c] = feed('on_session_start', 'other');
+    expect(a).toMatchObject({ aep: '0.1', agent: 'hermes', session: 'S/1', seq: 0, epoch: 7, source: 'aep://h/agent/hermes/session/S%2F1', capture: 'metadata', severity: 'info' });
+    expect(a).not.toHaveProperty('run');
+    expect(b).toMatchObject({ seq: 1, run: 'S/1:t:1', time: '2026-11-29T10:00:01.000Z' });
+    expect(c).toMatchObject({ seq: 0 });
+  });
+
+  it('at most one terminal per run, across duplicates; one session.ended per session', () => {
+    const { s, feed } = stage();
+    feed('pre_llm_call', 's', { turn_id: 't1' });
+    expect(feed('pre_llm_call', 's', { turn_id: 't1' })).toEqual([]);
+    expect(feed('on_session_end', 's', { turn_id: 't1', completed: true })).toHaveLength(1);
+    expect(feed('on_session_end', 's', { turn_id: 't1', interrupted: true })).toEqual([]);
+    expect(feed('on_session_finalize', 's')).toHaveLength(1);
+    expect(feed('on_session_finalize', 's')).toEqual([]);
+    expect(s.counters).toMatchObject({ duplicateStarts: 1, duplicateTerminals: 2 });
+  });
+
+  it('events after session.ended stay legal (late hooks), only a second end is dropped', () => {
+    const { feed } = stage();
+    feed('on_session_finalize', 's');
+    expect(feed('pre_tool_call', 's', { tool_call_id: 'c', turn_id: 't' }, { tool_name: 'x' })).toHaveLength(1);
+  });
+
+  it('approval post pairs to pre by (session_key, pattern_key), tool_call_id breaking ties', () => {
+    const { feed } = stage();
+    feed('on_session_start', 's');
+    const ask = (id: string) => feed('pre_approval_request', '', { session_key: 's', pattern_key: 'rm', tool_call_id: id, command: 'rm -rf x' })[0]!;
+    const a = ask('c1');
+    const b = ask('c2');
+    const [answered, resolved] = feed('post_approval_response', '', { session_key: 's', pattern_key: 'rm', tool_call_id: 'c2', choice: 'deny' });
+    expect(answered).toMatchObject({ session: 's', subject: b.id, cause: b.id, data: { answer: { option: 'deny' } } });
+    expect(resolved).toMatchObject({ type: 'attention.resolved', subject: b.id, cause: answered!.id, data: { resolution: 'answered', latency_ms: 1000 } });
+    const [timeout] = feed('post_approval_response', '', { session_key: 's', pattern_key: 'rm', choice: 'timeout' });
+    expect(timeout).toMatchObject({ type: 'attention.timeout', subject: a.id, data: { after_ms: 3000 } });
+  });
+
+  it('an approval whose session_key matches no seen session rides the unknown lane and mints no session', () => {
+    const { s, feed } = stage();
+    const [ev] = feed('pre_approval_request', '', { session_key: 'agent:main:telegram:dm:42', pattern_key: 'rm' });
+    expect(ev).toMatchObject({ session: 'unknown', seq: 0 });
+    expect(s.activeSessions).toBe(0);
+  });
+
+  it('session.ended closes pending approval and clarify cards as dismissed first', () => {
+    const { feed } = stage();
+    feed('on_session_start', 's');
+    const card = feed('pre_approval_request', '', { session_key: 's', pattern_key: 'rm' })[0]!;
+    const [, form] = feed('pre_tool_call', 's', { tool_call_id: 'q', turn_id: 't' }, { tool_name: 'clarify', tool_input: { question: 'ok?' } });
+    const out = feed('on_session_finalize', 's');
+    expect(out.map((e) => [e.type, e.subject, e.data.resolution])).toEqual([
+      ['attention.resolved', card.id, 'dismissed'],
+      ['attention.resolved', form!.id, 'dismissed'],
+      ['session.ended', undefined, undefined],
+    ]);
+  });
+
+  it('subagent hooks land on the parent session and the parent turn', () => {
+    const { feed } = stage();
+    const [st] = feed('subagent_start', 'parent', { parent_turn_id: 'p:t:1', child_session_id: 'kid' });
+    const [sp] = feed('subagent_stop', 'parent', { parent_turn_id: 'p:t:1', child_session_id: 'kid', child_status: 'completed' });
+    expect(st).toMatchObject({ session: 'parent', run: 'p:t:1', subject: 'kid' });
+    expect(sp).toMatchObject({ cause: st!.id });
+  });
+
+  it('an evicted session that comes back never reuses a seq in the same epoch', () => {
+    const { s, feed } = stage(2);
+    feed('on_session_start', 'a');
+    feed('on_session_start', 'a');
+    feed('on_session_start', 'b');
+    feed('on_session_start', 'c'); // evicts a
+    const [again] = feed('on_session_start', 'a');
+    expect(again?.seq).toBe(2);
+    expect(s.counters.evictions).toBeGreaterThan(0);
+  });
+});

@@ -1,0 +1,85 @@
+import { describe, expect, it } from 'vitest';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
+import path from 'node:path';
+import { parse } from 'yaml';
+import { addHooks, removeHooks, shimCommand, isOurCommand } from '../../../src/install/hermes-config.js';
+import { addApprovals, removeApprovals } from '../../../src/install/allowlist.js';
+import { REGISTERED_HOOKS } from '../../../src/hermes/envelope.js';
+import { CLI } from '../../support/paths.js';
+import { tempDir } from '../../support/processes.js';
+
+const run = promisify(execFile);
+const USER_CONFIG = `# my settings
+model:
+  provider: custom   # keep me
+hooks:
+  pre_tool_call:
+    - command: /usr/local/bin/my-guard
+      matcher: terminal
+hooks_auto_accept: false
+`;
+
+describe('installer (pure edits)', () => {
+  const cmd = shimCommand('/opt/node dir/bin/node', '/srv/hermes-aep/dist/src/cli.js');
+
+  it('quotes for shlex and recognises its own entries', () => {
+    expect(cmd).toBe(`'/opt/node dir/bin/node' /srv/hermes-aep/dist/src/cli.js hook`);
+    expect(isOurCommand(cmd)).toBe(true);
+    expect(isOurCommand('/usr/local/bin/my-guard')).toBe(false);
+  });
+
+  it('adds the twelve events, keeps the user hook, keys and comments; a second run changes nothing', () => {
+    const once = addHooks(USER_CONFIG, { command: cmd, timeout: 10 });
+    const cfg = parse(once.text);
+    expect(Object.keys(cfg.hooks).sort()).toEqual([...REGISTERED_HOOKS].sort());
+    expect(cfg.hooks.pre_tool_call).toEqual([{ command: '/usr/local/bin/my-guard', matcher: 'terminal' }, { command: cmd, timeout: 10 }]);
+    expect(cfg.model).toEqual({ provider: 'custom' });
+    expect(once.text).toContain('# keep me');
+    expect(addHooks(once.text, { command: cmd, timeout: 10 }).changed).toBe(false);
+    const moved = addHooks(once.text, { command: cmd.replace('/srv', '/new'), timeout: 10 });
+    expect(parse(moved.text).hooks.pre_tool_call).toHaveLength(2);
+    const back = removeHooks(once.text);
+    expect(parse(back.text)).toEqual(parse(USER_CONFIG));
+  });
+
+  it('refuses a config it cannot edit safely, with a reason', () => {
+    expect(() => addHooks('hooks: [1, 2]\n', { command: cmd, timeout: 10 })).toThrow(/hooks must be a mapping/);
+    expect(() => addHooks('a: [\n', { command: cmd, timeout: 10 })).toThrow(/not valid YAML/);
+  });
+
+  it('allowlist: approves each event once, keeps foreign entries and keys, removes only ours', () => {
+    const start = JSON.stringify({ approvals: [{ event: 'pre_tool_call', command: '/usr/local/bin/my-guard' }], extra_key: 1 });
+    const a = addApprovals(start, cmd, '2026-11-29T00:00:00Z', null);
+    const data = JSON.parse(a.text);
+    expect(data.extra_key).toBe(1);
+    expect(data.approvals).toHaveLength(13);
+    expect(addApprovals(a.text, cmd, 'later', null).changed).toBe(false);
+    expect(JSON.parse(removeApprovals(a.text).text)).toEqual(JSON.parse(start));
+    expect(() => addApprovals('{"approvals": [}', cmd, 'x', null)).toThrow(/not valid JSON/);
+  });
+});
+
+describe('hermes-aep install / uninstall (the real CLI on a temp HERMES_HOME)', () => {
+  it('--dry-run writes nothing; install writes config + allowlist; uninstall restores', async () => {
+    const home = tempDir();
+    mkdirSync(home, { recursive: true });
+    const cfgFile = path.join(home, 'config.yaml');
+    writeFileSync(cfgFile, USER_CONFIG);
+    const env = { ...process.env, HERMES_HOME: home };
+    const dry = await run(process.execPath, [CLI, 'install', '--dry-run'], { env });
+    expect(dry.stdout).toContain('hooks.on_session_finalize: add');
+    expect(readFileSync(cfgFile, 'utf8')).toBe(USER_CONFIG);
+    expect(existsSync(path.join(home, 'shell-hooks-allowlist.json'))).toBe(false);
+    await run(process.execPath, [CLI, 'install', '--timeout', '20'], { env });
+    const cfg = parse(readFileSync(cfgFile, 'utf8'));
+    expect(cfg.hooks.on_session_end).toEqual([{ command: shimCommand(process.execPath, CLI), timeout: 20 }]);
+    const allow = JSON.parse(readFileSync(path.join(home, 'shell-hooks-allowlist.json'), 'utf8'));
+    expect(allow.approvals.map((a: { event: string }) => a.event).sort()).toEqual([...REGISTERED_HOOKS].sort());
+    await run(process.execPath, [CLI, 'uninstall'], { env });
+    expect(parse(readFileSync(cfgFile, 'utf8'))).toEqual(parse(USER_CONFIG));
+    expect(JSON.parse(readFileSync(path.join(home, 'shell-hooks-allowlist.json'), 'utf8')).approvals).toEqual([]);
+    await expect(run(process.execPath, [CLI, 'install', '--timeout', '999'], { env })).rejects.toThrow(/between 1 and 300/);
+  });
+});

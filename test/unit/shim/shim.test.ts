@@ -1,0 +1,85 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createServer, type Server } from 'node:http';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { ROOT } from '../../support/paths.js';
+import { runShim, tempDir } from '../../support/processes.js';
+
+/** A real HTTP peer on loopback whose behaviour each test picks. */
+let mode: 'garbage' | 'array' | 'error' | 'hang' | 'context' | 'echo' = 'echo';
+let server: Server;
+let url = '';
+const held: import('node:http').ServerResponse[] = [];
+
+beforeAll(async () => {
+  server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      if (mode === 'hang') return void held.push(res);
+      if (mode === 'garbage') return void res.end('not json at all');
+      if (mode === 'array') return void res.end('[1,2]');
+      if (mode === 'error') return void res.writeHead(500).end('{"error":"x"}');
+      if (mode === 'context') return void res.end('{"context":"hello"}\n');
+      res.end(JSON.stringify({ got: Buffer.concat(chunks).length }));
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const addr = server.address();
+  url = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}/hook`;
+});
+afterAll(async () => {
+  for (const r of held) r.destroy();
+  await new Promise((r) => server.close(r));
+});
+
+const env = () => ({ AEP_HOOK_URL: url, AEP_SHIM_TIMEOUT_MS: '400' });
+
+describe('the shim fails open and prints exactly one JSON object', () => {
+  it('passes the daemon reply through when it is one JSON object', async () => {
+    mode = 'context';
+    const r = await runShim('{"hook_event_name":"pre_llm_call"}', env());
+    expect([r.code, r.stdout]).toEqual([0, '{"context":"hello"}']);
+  });
+
+  it('forwards the whole stdin, byte for byte (5 MB)', async () => {
+    mode = 'echo';
+    const body = JSON.stringify({ hook_event_name: 'post_tool_call', extra: { result: 'z'.repeat(5 * 1024 * 1024) } });
+    const r = await runShim(body, env());
+    expect(JSON.parse(r.stdout)).toEqual({ got: Buffer.byteLength(body) });
+  });
+
+  it.each(['garbage', 'array', 'error'] as const)('daemon answering %s → {}', async (m) => {
+    mode = m;
+    const r = await runShim('{"hook_event_name":"x"}', env());
+    expect([r.code, r.stdout, r.stderr]).toEqual([0, '{}', '']);
+  });
+
+  it('a daemon that never answers → {} once the shim timeout passes', async () => {
+    mode = 'hang';
+    const r = await runShim('{"hook_event_name":"x"}', env());
+    expect([r.code, r.stdout]).toEqual([0, '{}']);
+  });
+
+  it('no daemon at all (connection refused) → {}', async () => {
+    const r = await runShim('{"hook_event_name":"x"}', { AEP_HOOK_URL: 'http://127.0.0.1:9/hook' });
+    expect([r.code, r.stdout]).toEqual([0, '{}']);
+  });
+
+  it('empty stdin, and an unparseable target URL → {}', async () => {
+    expect((await runShim('', env())).stdout).toBe('{}');
+    expect((await runShim('{}', { AEP_HOOK_URL: 'not a url' })).stdout).toBe('{}');
+  });
+
+  it('loads no fastify, zod or OpenTelemetry code', async () => {
+    mode = 'echo';
+    const rec = path.join(tempDir(), 'imports.txt');
+    const hook = path.join(ROOT, 'test', 'support', 'record-imports.mjs');
+    const r = await runShim('{"hook_event_name":"x"}', { ...env(), RECORD_IMPORTS: rec, NODE_OPTIONS: `--import=${hook}` });
+    expect(r.code).toBe(0);
+    const loaded = readFileSync(rec, 'utf8').split('\n').filter(Boolean);
+    expect(loaded.some((u) => u.endsWith('/dist/src/shim/hook.js'))).toBe(true);
+    expect(loaded.filter((u) => /node_modules|fastify|zod|opentelemetry/.test(u))).toEqual([]);
+    expect(loaded.filter((u) => u.startsWith('file:')).map((u) => path.basename(u)).sort()).toEqual(['cli.js', 'hook.js']);
+  });
+});

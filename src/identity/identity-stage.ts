@@ -79,6 +79,7 @@ export class IdentityStage {
     const emit = (m: MappedEvent, extra: { run?: string | undefined; cause?: string | undefined; subject?: string | undefined } = {}): AepEvent => {
       const run = SESSION_SCOPED.has(m.type) ? undefined : 'run' in extra ? extra.run : (turn ?? lane.currentRun);
       const subject = extra.subject ?? m.subject;
+      const capture = levelFor(this.opts.policy, m.type);
       const ev: AepEvent = {
         aep: '0.1',
         id: this.opts.newId(),
@@ -93,8 +94,9 @@ export class IdentityStage {
         ...(extra.cause !== undefined ? { cause: extra.cause } : {}),
         ...(subject !== undefined ? { subject } : {}),
         severity: SEVERITY[m.type] ?? 'info',
-        capture: levelFor(this.opts.policy, m.type),
-        data: m.data,
+        capture,
+        // `none` is envelope only (AEP-0001 §8.2): not even structural payload
+        data: capture === 'none' ? {} : m.data,
       };
       out.push(ev);
       this.counters.events++;

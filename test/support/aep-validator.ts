@@ -24,7 +24,9 @@ export function aepValidator(): (ev: unknown) => string[] {
   return (ev: unknown) => {
     const errors: string[] = [];
     if (!envelope(ev)) errors.push(...(envelope.errors ?? []).map((e) => `envelope ${e.instancePath} ${e.message}`));
-    const e = ev as { type?: string; data?: unknown };
+    const e = ev as { type?: string; data?: unknown; capture?: string };
+    // at capture `none` the payload is deliberately empty (envelope only)
+    if (e.capture === 'none') return errors;
     const payload = e.type ? payloads.get(e.type) : undefined;
     if (payload) {
       if (!payload(e.data ?? {})) errors.push(...(payload.errors ?? []).map((x) => `${e.type} data${x.instancePath} ${x.message}`));

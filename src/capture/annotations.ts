@@ -95,10 +95,30 @@ function loadTable(): ReadonlyMap<string, AnnotationNode> {
   return table;
 }
 
+/**
+ * Fields this adapter fills with free text although their schema annotates
+ * them `metadata`: the design record puts Hermes's block message into
+ * `tool.denied.rule` at redacted+. Gating them `redacted` here keeps every
+ * down-level hop in this process (the OTel egress above all) from carrying
+ * that text below redacted.
+ */
+const CONTENT_FIELDS: Readonly<Record<string, readonly string[]>> = { 'tool.denied': ['rule'] };
+
+function withContentFields(t: Map<string, AnnotationNode>): Map<string, AnnotationNode> {
+  for (const [type, fields] of Object.entries(CONTENT_FIELDS)) {
+    const node = t.get(type);
+    if (!node?.properties) continue;
+    const properties = { ...node.properties };
+    for (const f of fields) properties[f] = { ...(properties[f] ?? {}), capture: 'redacted' };
+    t.set(type, { ...node, properties });
+  }
+  return t;
+}
+
 let cachedTable: ReadonlyMap<string, AnnotationNode> | undefined;
 
 function table(): ReadonlyMap<string, AnnotationNode> {
-  cachedTable ??= loadTable();
+  cachedTable ??= withContentFields(new Map(loadTable()));
   return cachedTable;
 }
 

@@ -26,6 +26,7 @@ const envSchema = z.object({
   AEP_LOG_QUEUE_MAX: z.coerce.number().int().min(1).default(10_000),
   AEP_MAX_SESSIONS: z.coerce.number().int().min(1).default(10_000),
   AEP_DEBUG: bool.default(false),
+  AEP_REPLAY_WINDOW_MS: z.coerce.number().int().min(0).max(30 * 24 * 3_600_000).default(3_600_000),
 });
 
 export interface DaemonConfig {
@@ -39,6 +40,7 @@ export interface DaemonConfig {
   readonly logQueueMax: number;
   readonly maxSessions: number;
   readonly debug: boolean;
+  readonly replayWindowMs: number;
 }
 
 /** A configuration error names the variable and the rule, never echoes the value. */
@@ -75,6 +77,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): DaemonConfig {
     logQueueMax: e.AEP_LOG_QUEUE_MAX,
     maxSessions: e.AEP_MAX_SESSIONS,
     debug: e.AEP_DEBUG,
+    replayWindowMs: e.AEP_REPLAY_WINDOW_MS,
   };
 }
 

@@ -4,9 +4,11 @@ import { bumpEpoch } from '../identity/epoch-store.js';
 import { IdentityStage } from '../identity/identity-stage.js';
 import { EventBus } from '../sinks/event-bus.js';
 import { JsonlLogSink } from '../sinks/jsonl-log-sink.js';
+import { createExporter, loadOtelConfig, OtelMirror, samplerFromEnv } from '../../exporters/otel/index.js';
 import { DriftWatch } from './drift.js';
 import { stderrLogger, type Logger } from './log.js';
 import { HookPipeline } from './pipeline.js';
+import { replayRecentLogs } from './log-replay.js';
 import { buildServer } from './server.js';
 
 export const VERSION = '0.1.0';
@@ -20,7 +22,13 @@ export interface RunningDaemon {
 }
 
 /** Wire the daemon from a config and start listening. */
-export async function startDaemon(config: DaemonConfig, log: Logger): Promise<RunningDaemon> {
+export async function startDaemon(config: DaemonConfig, log: Logger, env: NodeJS.ProcessEnv = process.env): Promise<RunningDaemon> {
+  let otel;
+  try {
+    otel = loadOtelConfig(config.logDir, env);
+  } catch (err) {
+    throw new ConfigError((err as Error).message);
+  }
   const epoch = await bumpEpoch(config.stateDir);
   const ulid = monotonicFactory();
   const identity = new IdentityStage({
@@ -31,6 +39,20 @@ export async function startDaemon(config: DaemonConfig, log: Logger): Promise<Ru
     maxSessions: config.maxSessions,
   });
   const bus = new EventBus();
+  const exporter = await createExporter(otel);
+  const mirror = exporter ? new OtelMirror({ config: otel, exporter, sampler: samplerFromEnv(env), version: VERSION }) : undefined;
+  // Rebuild what a previous process held in memory from the durable stream,
+  // before the first hook is accepted: pairing state and open spans.
+  const replay = await replayRecentLogs(config.logDir, config.replayWindowMs, Date.now(), (ev) => {
+    identity.restore(ev);
+    mirror?.restore(ev);
+  });
+  if (replay.events > 0) log.info('state rebuilt from the log', { files: replay.files, events: replay.events, skipped: replay.skippedLines });
+  if (mirror) {
+    mirror.start();
+    bus.add(mirror); // first: it stamps traceparent before the log serializes
+    log.info('opentelemetry mirror on', { exporter: otel.exporter, ...(otel.exporter === 'file' ? { file: otel.file } : {}) });
+  }
   bus.add(new JsonlLogSink(config.logDir, config.logQueueMax));
   const drift = new DriftWatch(log);
   const pipeline = new HookPipeline(config.policy, identity, bus, drift);
@@ -84,7 +106,17 @@ export async function main(): Promise<void> {
     }
     throw err;
   }
-  const daemon = await startDaemon(config, log);
+  let daemon: RunningDaemon;
+  try {
+    daemon = await startDaemon(config, log);
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      log.error(err.message);
+      process.exitCode = 2;
+      return;
+    }
+    throw err;
+  }
   const stop = (signal: string) => {
     log.info('shutting down', { signal });
     const timer = setTimeout(() => {

@@ -183,7 +183,8 @@ export class IdentityStage {
     }
     if (m.type === 'attention.requested') {
       if (isApproval) {
-        const ev = emit(m);
+        // raised inside a tool call: caused by it when the payload names it
+        const ev = emit(m, { cause: callId ? lane.tools.get(callId) : undefined });
         lane.approvals.push({ id: ev.id, time: t, key: approvalKey(x), toolCallId: callId, run: ev.run });
         if (lane.approvals.length > MAX_PENDING_PER_SESSION) {
           lane.approvals.shift();
@@ -228,6 +229,70 @@ export class IdentityStage {
       return;
     }
     emit(m);
+  }
+
+  /**
+   * Rebuild pairing state from an event a previous process emitted (read back
+   * from the durable log at start), so terminals arriving after a restart
+   * still find their starts. Emits nothing; `seq` needs no restoring, since
+   * the new process runs in a new epoch.
+   */
+  restore(ev: AepEvent): void {
+    if (!ev.session) return;
+    let lane = this.lanes.get(ev.session);
+    const t = Date.parse(ev.time);
+    if (!lane) {
+      lane = newLane(ev.session, t);
+      this.lanes.set(ev.session, lane);
+      this.evictIfFull();
+    }
+    const callId = (ev.data?.tool as { call_id?: unknown } | undefined)?.call_id;
+    switch (ev.type) {
+      case 'session.started':
+        lane.startedId ??= ev.id;
+        return;
+      case 'session.ended':
+        lane.ended = true;
+        lane.approvals.length = 0;
+        lane.clarify.clear();
+        return;
+      case 'run.started':
+        if (ev.run) {
+          boundedSet(lane.openRuns, ev.run, ev.id, MAX_PENDING_PER_SESSION);
+          lane.currentRun = ev.run;
+        }
+        return;
+      case 'tool.requested':
+        if (typeof callId === 'string') boundedSet(lane.tools, callId, ev.id, MAX_PENDING_PER_SESSION);
+        return;
+      case 'attention.requested':
+        if (ev.data.kind === 'form' && ev.subject) {
+          boundedSet(lane.clarify, ev.subject, { id: ev.id, time: t, key: ev.subject, run: ev.run }, MAX_PENDING_PER_SESSION);
+        } else if (ev.subject) {
+          // approvals on a session lane were joined by session_key = the session id
+          lane.approvals.push({ id: ev.id, time: t, key: `${ev.session}|${ev.subject}`, run: ev.run });
+        }
+        return;
+      case 'delegation.subagent.started':
+        if (ev.subject) boundedSet(lane.delegations, ev.subject, ev.id, MAX_PENDING_PER_SESSION);
+        return;
+      case 'delegation.subagent.stopped':
+        if (ev.subject) lane.delegations.delete(ev.subject);
+        return;
+      default:
+        break;
+    }
+    if (RUN_TERMINALS.has(ev.type) && ev.run) {
+      lane.openRuns.delete(ev.run);
+      boundedAdd(lane.endedRuns, ev.run, MAX_ENDED_RUNS_PER_SESSION);
+      if (lane.currentRun === ev.run) lane.currentRun = [...lane.openRuns.keys()].pop();
+    } else if (TOOL_TERMINALS.has(ev.type) && typeof callId === 'string') {
+      lane.tools.delete(callId);
+    } else if (CARD_TERMINALS.has(ev.type) && ev.subject) {
+      const i = lane.approvals.findIndex((c) => c.id === ev.subject);
+      if (i >= 0) lane.approvals.splice(i, 1);
+      for (const [k, c] of lane.clarify) if (c.id === ev.subject) lane.clarify.delete(k);
+    }
   }
 
   /** The lane an envelope belongs to; approval payloads join by `session_key` or ride `unknown`. */

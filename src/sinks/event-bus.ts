@@ -2,18 +2,14 @@ import type { AepEvent } from '../aep/event.js';
 import type { EventSink } from './sink.js';
 
 /**
- * Fans each batch out to every sink. A sink that throws is counted and
- * skipped; the others and the hook reply are unaffected.
+ * Fans each batch out to every sink, in the order they were added (the OTel
+ * mirror goes first: it stamps `traceparent`, which later sinks serialize).
+ * A sink that throws is counted and skipped; the others and the hook reply
+ * are unaffected.
  */
 export class EventBus {
   private readonly sinks: EventSink[] = [];
   private sinkErrors = 0;
-  /** pre-sink stages (e.g. stamping traceparent) run in order on every batch */
-  private readonly stages: ((events: readonly AepEvent[]) => void)[] = [];
-
-  addStage(stage: (events: readonly AepEvent[]) => void): void {
-    this.stages.push(stage);
-  }
 
   add(sink: EventSink): void {
     this.sinks.push(sink);
@@ -21,13 +17,6 @@ export class EventBus {
 
   publish(events: readonly AepEvent[]): void {
     if (events.length === 0) return;
-    for (const stage of this.stages) {
-      try {
-        stage(events);
-      } catch {
-        this.sinkErrors++;
-      }
-    }
     for (const sink of this.sinks) {
       try {
         sink.write(events);

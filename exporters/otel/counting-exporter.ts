@@ -1,0 +1,33 @@
+import { ExportResultCode, type ExportResult } from '@opentelemetry/core';
+import type { ReadableSpan, SpanExporter } from '@opentelemetry/sdk-trace-base';
+
+/** Wraps an exporter to count what reached it, what it delivered, and what it lost. */
+export class CountingExporter implements SpanExporter {
+  received = 0;
+  exported = 0;
+  failed = 0;
+  lastError: string | undefined;
+
+  constructor(readonly inner: SpanExporter) {}
+
+  export(spans: ReadableSpan[], done: (r: ExportResult) => void): void {
+    this.received += spans.length;
+    this.inner.export(spans, (r) => {
+      if (r.code === ExportResultCode.SUCCESS) this.exported += spans.length;
+      else {
+        this.failed += spans.length;
+        // the class of failure only: exporter errors can quote endpoints, never content
+        this.lastError = r.error?.name ?? 'export failed';
+      }
+      done(r);
+    });
+  }
+
+  forceFlush(): Promise<void> {
+    return this.inner.forceFlush?.() ?? Promise.resolve();
+  }
+
+  shutdown(): Promise<void> {
+    return this.inner.shutdown();
+  }
+}

@@ -1,0 +1,21 @@
+import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
+import type { OtelConfig } from './otel-config.js';
+
+/**
+ * Loads only the exporter chosen: the OTLP/HTTP exporter reads its endpoint,
+ * headers and timeout from the standard `OTEL_EXPORTER_OTLP_*` variables.
+ */
+export async function createExporter(config: OtelConfig): Promise<SpanExporter | undefined> {
+  switch (config.exporter) {
+    case 'none':
+      return undefined;
+    case 'otlp': {
+      const { OTLPTraceExporter } = await import('@opentelemetry/exporter-trace-otlp-http');
+      return new OTLPTraceExporter();
+    }
+    case 'file': {
+      const { FileSpanExporter } = await import('./file-span-exporter.js');
+      return new FileSpanExporter(config.file);
+    }
+  }
+}

@@ -1,0 +1,50 @@
+import { appendFile, mkdir, rename, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { ExportResultCode, type ExportResult } from '@opentelemetry/core';
+import { JsonTraceSerializer } from '@opentelemetry/otlp-transformer';
+import type { ReadableSpan, SpanExporter } from '@opentelemetry/sdk-trace-base';
+
+/**
+ * The embedded default when no collector is configured: each export batch is
+ * appended as ONE line of OTLP/JSON (an ExportTraceServiceRequest), the format
+ * the collector's `otlpjsonfile` receiver replays. One rotation keeps it bounded.
+ */
+export class FileSpanExporter implements SpanExporter {
+  private tail: Promise<void> = Promise.resolve();
+  private closed = false;
+
+  constructor(
+    readonly file: string,
+    private readonly maxBytes = 100 * 1024 * 1024,
+  ) {}
+
+  export(spans: ReadableSpan[], done: (r: ExportResult) => void): void {
+    if (this.closed) return done({ code: ExportResultCode.FAILED, error: new Error('exporter shut down') });
+    const body = Buffer.concat([Buffer.from(JsonTraceSerializer.serializeRequest(spans) ?? new Uint8Array()), Buffer.from('\n')]);
+    this.tail = this.tail
+      .then(async () => {
+        await mkdir(path.dirname(this.file), { recursive: true, mode: 0o700 });
+        await this.rotateIfFull(body.length);
+        await appendFile(this.file, body, { mode: 0o600 });
+        done({ code: ExportResultCode.SUCCESS });
+      })
+      .catch((error: unknown) => done({ code: ExportResultCode.FAILED, error: error as Error }));
+  }
+
+  private async rotateIfFull(incoming: number): Promise<void> {
+    try {
+      if ((await stat(this.file)).size + incoming > this.maxBytes) await rename(this.file, `${this.file}.1`);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    }
+  }
+
+  async forceFlush(): Promise<void> {
+    await this.tail;
+  }
+
+  async shutdown(): Promise<void> {
+    await this.tail;
+    this.closed = true;
+  }
+}

@@ -1,0 +1,363 @@
+import type { AepEvent } from '../../src/aep/event.js';
+import { captureRank, minCapture, type CaptureLevel } from '../../src/capture/levels.js';
+import { downlevel } from '../../src/capture/downlevel.js';
+import type { CaptureEvent } from '../../src/capture/types.js';
+import { cardSpanId, delegationSpanId, orphanTraceId, runSpanId, toolSpanId, traceIdFor } from './ids.js';
+import type { TraceSampler } from './sampler.js';
+import { cardStartAttrs, delegationStartAttrs, runStartAttrs, terminalAttrs, toolStartAttrs } from './span-attributes.js';
+import type { Attrs, SpanRecord } from './span-record.js';
+
+/** A span's identity, as other spans link to it and AEP events point at it. */
+export interface SpanCtx {
+  readonly traceId: string;
+  readonly spanId: string;
+  readonly sampled: boolean;
+  readonly kind: UnitKind;
+}
+
+type UnitKind = 'run' | 'tool' | 'card' | 'delegation';
+type Outcome = 'complete' | 'session_ended' | 'idle' | 'evicted';
+
+interface Unit {
+  readonly key: string;
+  readonly kind: UnitKind;
+  readonly session: string;
+  readonly ctx: SpanCtx;
+  readonly parentSpanId?: string;
+  readonly name: string;
+  readonly startMs: number;
+  readonly startKnown: boolean;
+  lastMs: number;
+  readonly attributes: Attrs;
+  readonly events: { name: string; timeMs: number; attributes: Attrs }[];
+  droppedEvents: number;
+  readonly links: { traceId: string; spanId: string; sampled: boolean; attributes: Attrs }[];
+  status: SpanRecord['status'];
+}
+
+export interface BuilderOptions {
+  readonly sampler: TraceSampler;
+  /** the exporter's own ceiling (AEP_OTEL_CAPTURE): span events carry event data only at redacted+ */
+  readonly ceiling: CaptureLevel;
+  readonly maxOpenUnits?: number;
+  readonly maxEventsPerSpan?: number;
+}
+
+export interface BuilderCounters {
+  finished: number;
+  incomplete: number;
+  evicted: number;
+  /** events that belonged to no open unit (e.g. session.started before any run) */
+  unattached: number;
+}
+
+const MAX_REMEMBERED = 50_000;
+
+/**
+ * Derives spans from the AEP stream (AEP-0005 §3.1's start/finish synthesis
+ * via `cause`): one span per lifecycle unit (run, tool call, attention card,
+ * delegation), each AEP event a span event on its unit's span, cause links
+ * across units. Pure state machine: no I/O, no clock (callers pass `now` to
+ * `sweep`); it returns finished spans, it does not export them.
+ */
+export class SpanBuilder {
+  readonly counters: BuilderCounters = { finished: 0, incomplete: 0, evicted: 0, unattached: 0 };
+  private readonly open = new Map<string, Unit>();
+  private readonly eventCtx = new Map<string, SpanCtx>();
+  private readonly lastRun = new Map<string, SpanCtx>();
+  private readonly delegatedBy = new Map<string, SpanCtx>();
+  private readonly sampledByTrace = new Map<string, boolean>();
+  /** last event time per session: a unit is idle when its whole session is */
+  private readonly sessionLast = new Map<string, number>();
+  private readonly maxOpen: number;
+  private readonly maxEvents: number;
+
+  constructor(private readonly opts: BuilderOptions) {
+    this.maxOpen = opts.maxOpenUnits ?? 10_000;
+    this.maxEvents = opts.maxEventsPerSpan ?? 512;
+  }
+
+  get openUnits(): number {
+    return this.open.size;
+  }
+
+  /**
+   * Take one event: returns the span context it belongs to (for its
+   * `traceparent`), and the spans this event finished.
+   */
+  accept(ev: AepEvent): { ctx?: SpanCtx; finished: SpanRecord[] } {
+    const t = Date.parse(ev.time);
+    remember(this.sessionLast, ev.session, Math.max(t, this.sessionLast.get(ev.session) ?? t));
+    const finished: SpanRecord[] = [];
+    let unit: Unit | undefined;
+    switch (ev.type) {
+      case 'run.started':
+        unit = ev.run ? this.openRun(ev, t) : undefined;
+        break;
+      case 'run.finished':
+      case 'run.cancelled':
+      case 'run.failed':
+        unit = ev.run ? (this.open.get(runKey(ev.session, ev.run)) ?? this.openRun(ev, t, false)) : undefined;
+        break;
+      case 'tool.requested':
+        unit = this.openTool(ev, t, true);
+        break;
+      case 'tool.completed':
+      case 'tool.failed':
+      case 'tool.denied': {
+        const id = callId(ev);
+        unit = id ? (this.open.get(toolKey(ev.session, id)) ?? this.openTool(ev, t, false)) : undefined;
+        break;
+      }
+      case 'attention.requested':
+        unit = this.openCard(ev, t);
+        break;
+      case 'attention.answered':
+      case 'attention.resolved':
+      case 'attention.timeout':
+        unit = ev.subject ? this.open.get(cardKey(ev.subject)) : undefined;
+        break;
+      case 'delegation.subagent.started':
+        unit = this.openDelegation(ev, t, true);
+        break;
+      case 'delegation.subagent.stopped':
+        unit = ev.subject ? (this.open.get(delegationKey(ev.session, ev.subject)) ?? this.openDelegation(ev, t, false)) : undefined;
+        break;
+      case 'session.ended':
+        finished.push(...this.closeSession(ev.session, t));
+        break;
+      default:
+        break;
+    }
+    // events of no unit of their own ride on their run's span
+    unit ??= ev.run ? this.open.get(runKey(ev.session, ev.run)) : undefined;
+    if (!unit) {
+      this.counters.unattached++;
+      return { finished };
+    }
+    this.addEvent(unit, ev, t);
+    const { attrs, status } = terminalAttrs(ev);
+    Object.assign(unit.attributes, attrs);
+    if (status) unit.status = status;
+    if (isTerminal(ev.type, unit.kind)) finished.push(this.finish(unit, t, 'complete'));
+    finished.push(...this.evictOverflow());
+    return { ctx: unit.ctx, finished };
+  }
+
+  /**
+   * Close every unit whose session has been silent for longer than `idleMs`
+   * (Hermes killed, a hook timed out: a terminal that will never come). Each
+   * ends at its own last event.
+   */
+  sweep(nowMs: number, idleMs: number): SpanRecord[] {
+    const out: SpanRecord[] = [];
+    for (const unit of [...this.open.values()]) {
+      const last = this.sessionLast.get(unit.session) ?? unit.lastMs;
+      if (nowMs - last > idleMs) out.push(this.finish(unit, unit.lastMs, 'idle'));
+    }
+    return out;
+  }
+
+  private sampled(traceId: string): boolean {
+    let s = this.sampledByTrace.get(traceId);
+    if (s === undefined) {
+      s = this.opts.sampler(traceId);
+      remember(this.sampledByTrace, traceId, s);
+    }
+    return s;
+  }
+
+  private ctxOf(traceId: string, spanId: string, kind: UnitKind): SpanCtx {
+    return { traceId, spanId, sampled: this.sampled(traceId), kind };
+  }
+
+  private runCtx(session: string, run: string): SpanCtx {
+    return this.ctxOf(traceIdFor(session, run), runSpanId(session, run), 'run');
+  }
+
+  private openRun(ev: AepEvent, t: number, startKnown = true): Unit {
+    const key = runKey(ev.session, ev.run!);
+    const existing = this.open.get(key);
+    if (existing) return existing;
+    const ctx = this.runCtx(ev.session, ev.run!);
+    const unit = this.create({ key, kind: 'run', session: ev.session, ctx, name: 'invoke_agent hermes', startMs: t, startKnown, attributes: runStartAttrs(ev) });
+    // a session is walkable turn by turn; a delegated session points at its delegation
+    const prev = this.lastRun.get(ev.session);
+    if (prev && prev.spanId !== ctx.spanId) unit.links.push({ ...prev, attributes: { 'aep.link.type': 'previous_run' } });
+    const parent = this.delegatedBy.get(ev.session);
+    if (parent) unit.links.push({ ...parent, attributes: { 'aep.link.type': 'delegated_by' } });
+    remember(this.lastRun, ev.session, ctx);
+    return unit;
+  }
+
+  private openTool(ev: AepEvent, t: number, startKnown: boolean): Unit | undefined {
+    const id = callId(ev);
+    if (!id) return undefined;
+    const key = toolKey(ev.session, id);
+    const existing = this.open.get(key);
+    if (existing) return existing;
+    const parent = ev.run ? this.runCtx(ev.session, ev.run) : undefined;
+    const traceId = parent?.traceId ?? orphanTraceId(ev.session, `tool:${id}`);
+    const name = `execute_tool ${toolName(ev) ?? 'unknown'}`;
+    return this.create({
+      key,
+      kind: 'tool',
+      session: ev.session,
+      ctx: this.ctxOf(traceId, toolSpanId(ev.session, id), 'tool'),
+      parentSpanId: parent?.spanId,
+      name,
+      startMs: t,
+      startKnown,
+      attributes: toolStartAttrs(ev),
+    });
+  }
+
+  private openCard(ev: AepEvent, t: number): Unit {
+    // child of the tool span it belongs to (its cause), else of its run
+    const cause = ev.cause ? this.eventCtx.get(ev.cause) : undefined;
+    const parent = cause?.kind === 'tool' ? cause : ev.run ? this.runCtx(ev.session, ev.run) : undefined;
+    const traceId = parent?.traceId ?? orphanTraceId(ev.session, `card:${ev.id}`);
+    const kind = typeof ev.data.kind === 'string' ? ev.data.kind : 'other';
+    return this.create({
+      key: cardKey(ev.id),
+      kind: 'card',
+      session: ev.session,
+      ctx: this.ctxOf(traceId, cardSpanId(ev.id), 'card'),
+      parentSpanId: parent?.spanId,
+      name: `attention ${kind}`,
+      startMs: t,
+      startKnown: true,
+      attributes: cardStartAttrs(ev),
+    });
+  }
+
+  private openDelegation(ev: AepEvent, t: number, startKnown: boolean): Unit | undefined {
+    const child = ev.subject;
+    if (!child) return undefined;
+    const key = delegationKey(ev.session, child);
+    const existing = this.open.get(key);
+    if (existing) return existing;
+    const parent = ev.run ? this.runCtx(ev.session, ev.run) : undefined;
+    const traceId = parent?.traceId ?? orphanTraceId(ev.session, `delegation:${child}`);
+    const unit = this.create({
+      key,
+      kind: 'delegation',
+      session: ev.session,
+      ctx: this.ctxOf(traceId, delegationSpanId(ev.session, child), 'delegation'),
+      parentSpanId: parent?.spanId,
+      name: 'invoke_agent hermes.subagent',
+      startMs: t,
+      startKnown,
+      attributes: delegationStartAttrs(ev),
+    });
+    remember(this.delegatedBy, child, unit.ctx);
+    return unit;
+  }
+
+  private create(u: Omit<Unit, 'lastMs' | 'events' | 'droppedEvents' | 'links' | 'status'>): Unit {
+    const unit: Unit = { ...u, lastMs: u.startMs, events: [], droppedEvents: 0, links: [], status: { code: 'unset' } };
+    if (!u.startKnown) unit.attributes['aep.start_unknown'] = true;
+    this.open.set(u.key, unit);
+    return unit;
+  }
+
+  private addEvent(unit: Unit, ev: AepEvent, t: number): void {
+    unit.lastMs = Math.max(unit.lastMs, t);
+    const attributes: Attrs = { 'aep.event_id': ev.id, 'aep.sequence': ev.seq, 'aep.epoch': ev.epoch };
+    if (ev.cause) attributes['aep.cause'] = ev.cause;
+    // content rides only where BOTH the event and the exporter allow redacted+
+    const level = minCapture(ev.capture, this.opts.ceiling);
+    if (captureRank(level) >= captureRank('redacted')) {
+      const data = downlevel(ev as unknown as CaptureEvent, level).data;
+      if (data && Object.keys(data).length > 0) attributes['aep.data'] = JSON.stringify(data);
+    }
+    if (unit.events.length < this.maxEvents) unit.events.push({ name: ev.type, timeMs: t, attributes });
+    else unit.droppedEvents++;
+    // a cause in ANOTHER unit (not this span, not its parent) becomes a link
+    const cause = ev.cause ? this.eventCtx.get(ev.cause) : undefined;
+    if (cause && cause.spanId !== unit.ctx.spanId && cause.spanId !== unit.parentSpanId && !unit.links.some((l) => l.spanId === cause.spanId)) {
+      unit.links.push({ traceId: cause.traceId, spanId: cause.spanId, sampled: cause.sampled, attributes: { 'aep.link.type': 'cause', 'aep.cause_event_id': ev.cause! } });
+    }
+    remember(this.eventCtx, ev.id, unit.ctx);
+  }
+
+  private finish(unit: Unit, endMs: number, outcome: Outcome): SpanRecord {
+    this.open.delete(unit.key);
+    this.counters.finished++;
+    const attributes = { ...unit.attributes };
+    if (outcome !== 'complete') {
+      this.counters.incomplete++;
+      attributes['aep.incomplete'] = true;
+      attributes['aep.incomplete.reason'] = outcome;
+    }
+    return {
+      name: unit.name,
+      traceId: unit.ctx.traceId,
+      spanId: unit.ctx.spanId,
+      ...(unit.parentSpanId ? { parentSpanId: unit.parentSpanId } : {}),
+      sampled: unit.ctx.sampled,
+      startMs: unit.startMs,
+      endMs: Math.max(unit.startMs, endMs),
+      attributes,
+      events: unit.events,
+      droppedEvents: unit.droppedEvents,
+      links: unit.links,
+      status: unit.status,
+    };
+  }
+
+  /** The session's end closes every unit it left open, children before their parents. */
+  private closeSession(session: string, t: number): SpanRecord[] {
+    const order: UnitKind[] = ['card', 'tool', 'delegation', 'run'];
+    const units = [...this.open.values()].filter((u) => u.session === session);
+    units.sort((a, b) => order.indexOf(a.kind) - order.indexOf(b.kind));
+    return units.map((u) => this.finish(u, t, 'session_ended'));
+  }
+
+  private evictOverflow(): SpanRecord[] {
+    const out: SpanRecord[] = [];
+    while (this.open.size > this.maxOpen) {
+      const oldest = this.open.values().next().value as Unit;
+      this.counters.evicted++;
+      out.push(this.finish(oldest, oldest.lastMs, 'evicted'));
+    }
+    return out;
+  }
+}
+
+const runKey = (s: string, r: string) => `run\u0000${s}\u0000${r}`;
+const toolKey = (s: string, c: string) => `tool\u0000${s}\u0000${c}`;
+const cardKey = (requestId: string) => `card\u0000${requestId}`;
+const delegationKey = (s: string, c: string) => `delegation\u0000${s}\u0000${c}`;
+
+function callId(ev: AepEvent): string | undefined {
+  const id = (ev.data.tool as Record<string, unknown> | undefined)?.call_id;
+  return typeof id === 'string' && id.length > 0 ? id : undefined;
+}
+
+function toolName(ev: AepEvent): string | undefined {
+  const n = (ev.data.tool as Record<string, unknown> | undefined)?.name;
+  return typeof n === 'string' && /^[A-Za-z0-9_.:-]{1,128}$/.test(n) ? n : undefined;
+}
+
+function isTerminal(type: string, kind: UnitKind): boolean {
+  switch (kind) {
+    case 'run':
+      return type === 'run.finished' || type === 'run.cancelled' || type === 'run.failed';
+    case 'tool':
+      return type === 'tool.completed' || type === 'tool.failed' || type === 'tool.denied';
+    case 'card':
+      return type === 'attention.resolved' || type === 'attention.timeout';
+    case 'delegation':
+      return type === 'delegation.subagent.stopped';
+  }
+}
+
+function remember<K, V>(map: Map<K, V>, key: K, value: V): void {
+  map.delete(key);
+  map.set(key, value);
+  if (map.size > MAX_REMEMBERED) {
+    const oldest = map.keys().next();
+    if (!oldest.done) map.delete(oldest.value);
+  }
+}

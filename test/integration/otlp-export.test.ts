@@ -1,0 +1,57 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { OtlpReceiver } from '../support/otlp-receiver.js';
+import { runShim, startDaemonProcess, waitFor, type DaemonProcess } from '../support/processes.js';
+import { MARKER, scriptedSession } from '../support/scripted-session.js';
+import { readLogs } from '../support/stream-invariants.js';
+
+/** The mirror over REAL OTLP/HTTP to a receiver on loopback, decoded on arrival. */
+describe('OTLP/HTTP export from the daemon process', () => {
+  const script = scriptedSession();
+  const receiver = new OtlpReceiver();
+  let daemon: DaemonProcess;
+
+  beforeAll(async () => {
+    await receiver.start();
+    daemon = await startDaemonProcess({
+      OTEL_TRACES_EXPORTER: 'otlp',
+      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+      OTEL_SERVICE_NAME: 'hermes-aep-test',
+      OTEL_RESOURCE_ATTRIBUTES: 'deployment.environment.name=ci',
+      OTEL_BSP_SCHEDULE_DELAY: '50',
+    });
+    for (const env of script.envelopes) await runShim(JSON.stringify(env), { AEP_HOOK_URL: daemon.hookUrl });
+    await waitFor('spans exported', async () => {
+      const h = await daemon.health();
+      return h.sinks.otel.spans_exported > 0 && h.sinks.otel.spans_queued === 0 && h.sinks.log.queued === 0 ? h : undefined;
+    });
+  });
+  afterAll(async () => {
+    await daemon?.stop();
+    await receiver.stop();
+  });
+
+  it('what arrived decodes to the span tree, with the resource from OTEL_* variables', async () => {
+    const h = await daemon.health();
+    expect(receiver.spans).toHaveLength(h.sinks.otel.spans_exported);
+    expect(h.sinks.otel).toMatchObject({ exporter: 'otlp', spans_failed: 0, spans_dropped: 0 });
+    const roots = receiver.spans.filter((s) => s.name === 'invoke_agent hermes');
+    expect(roots.map((r) => r.attributes['aep.run_id'])).toEqual(script.turns);
+    for (const s of receiver.spans) {
+      expect(s.resource).toMatchObject({ 'service.name': 'hermes-aep-test', 'deployment.environment.name': 'ci' });
+      if (s.parentSpanId) expect(receiver.spans.some((p) => p.spanId === s.parentSpanId && p.traceId === s.traceId)).toBe(true);
+    }
+    expect(receiver.spans.filter((s) => s.status.code === 2).map((s) => s.attributes['error.type']).sort()).toEqual(['tool_denied', 'tool_error', 'tool_error']);
+  });
+
+  it('the JSONL log carries the same traceparents the spans have', () => {
+    const events = readLogs(daemon.logDir).get(`${script.session}.jsonl`)!;
+    const spanIds = new Set(receiver.spans.map((s) => `${s.traceId}-${s.spanId}`));
+    const stamped = events.filter((e) => e.traceparent);
+    expect(stamped.length).toBeGreaterThan(30);
+    for (const e of stamped) expect(spanIds.has(e.traceparent.slice(3, 52))).toBe(true);
+  });
+
+  it('no planted content reaches the wire at the default ceiling', () => {
+    for (const b of receiver.bodies) expect(b.toString('utf8')).not.toContain(MARKER);
+  });
+});

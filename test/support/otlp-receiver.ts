@@ -1,0 +1,83 @@
+import { createServer, type Server } from 'node:http';
+import { gunzipSync } from 'node:zlib';
+
+/** One span as it arrived over OTLP/JSON, attributes decoded to plain values. */
+export interface ReceivedSpan {
+  traceId: string;
+  spanId: string;
+  parentSpanId?: string;
+  name: string;
+  attributes: Record<string, unknown>;
+  links: { traceId: string; spanId: string; attributes: Record<string, unknown> }[];
+  events: { name: string; attributes: Record<string, unknown> }[];
+  status: { code?: number; message?: string };
+  startTimeUnixNano: string;
+  endTimeUnixNano: string;
+  resource: Record<string, unknown>;
+}
+
+type AnyValue = { stringValue?: string; intValue?: string | number; boolValue?: boolean; doubleValue?: number; arrayValue?: { values?: AnyValue[] } };
+const value = (v: AnyValue): unknown =>
+  v.stringValue ?? (v.intValue !== undefined ? Number(v.intValue) : undefined) ?? v.boolValue ?? v.doubleValue ?? v.arrayValue?.values?.map(value);
+const attrs = (list: { key: string; value: AnyValue }[] = []) => Object.fromEntries(list.map((a) => [a.key, value(a.value)]));
+
+/** A real OTLP/HTTP (JSON) traces receiver on loopback, for tests. */
+export class OtlpReceiver {
+  readonly spans: ReceivedSpan[] = [];
+  /** every request body as received, for byte-level content checks */
+  readonly bodies: Buffer[] = [];
+  requests = 0;
+  failNext = 0;
+  private server: Server | undefined;
+  url = '';
+
+  async start(): Promise<this> {
+    this.server = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        this.requests++;
+        if (req.url !== '/v1/traces') return void res.writeHead(404).end();
+        if (this.failNext > 0) {
+          this.failNext--;
+          return void res.writeHead(503).end();
+        }
+        let body = Buffer.concat(chunks);
+        if (req.headers['content-encoding'] === 'gzip') body = gunzipSync(body);
+        this.bodies.push(body);
+        const doc = JSON.parse(body.toString('utf8')) as { resourceSpans?: any[] };
+        for (const rs of doc.resourceSpans ?? []) {
+          const resource = attrs(rs.resource?.attributes);
+          for (const ss of rs.scopeSpans ?? []) {
+            for (const s of ss.spans ?? []) {
+              this.spans.push({
+                traceId: s.traceId,
+                spanId: s.spanId,
+                ...(s.parentSpanId ? { parentSpanId: s.parentSpanId } : {}),
+                name: s.name,
+                attributes: attrs(s.attributes),
+                links: (s.links ?? []).map((l: any) => ({ traceId: l.traceId, spanId: l.spanId, attributes: attrs(l.attributes) })),
+                events: (s.events ?? []).map((e: any) => ({ name: e.name, attributes: attrs(e.attributes) })),
+                status: s.status ?? {},
+                startTimeUnixNano: s.startTimeUnixNano,
+                endTimeUnixNano: s.endTimeUnixNano,
+                resource,
+              });
+            }
+          }
+        }
+        res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+      });
+    });
+    await new Promise<void>((r) => this.server!.listen(0, '127.0.0.1', r));
+    const addr = this.server.address();
+    this.url = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`;
+    return this;
+  }
+
+  async stop(): Promise<void> {
+    if (!this.server) return;
+    this.server.closeAllConnections();
+    await new Promise((r) => this.server!.close(r));
+  }
+}

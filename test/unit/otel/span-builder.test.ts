@@ -1,0 +1,97 @@
+import { describe, expect, it } from 'vitest';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { SpanBuilder } from '../../../exporters/otel/span-builder.js';
+import { FileSpanExporter } from '../../../exporters/otel/file-span-exporter.js';
+import { toReadableSpan } from '../../../exporters/otel/readable-span.js';
+import { samplerFromEnv } from '../../../exporters/otel/sampler.js';
+import { resourceFromAttributes } from '@opentelemetry/resources';
+import type { AepEvent } from '../../../src/aep/event.js';
+import { tempDir } from '../../support/processes.js';
+
+let n = 0;
+const ev = (type: string, over: Partial<AepEvent> & { t: number }): AepEvent => ({
+  aep: '0.1',
+  id: `e${++n}`,
+  type,
+  time: new Date(over.t).toISOString(),
+  source: 'aep://h/agent/hermes/session/s',
+  agent: 'hermes',
+  session: 's',
+  seq: n,
+  epoch: 0,
+  severity: 'info',
+  capture: 'metadata',
+  data: {},
+  ...over,
+});
+
+describe('span builder', () => {
+  const always = () => true;
+
+  it('a unit whose terminal never comes is closed by the idle sweep, marked incomplete, and forgotten', () => {
+    const b = new SpanBuilder({ sampler: always, ceiling: 'metadata' });
+    b.accept(ev('run.started', { t: 1000, run: 'r1' }));
+    b.accept(ev('tool.requested', { t: 2000, run: 'r1', data: { tool: { name: 'terminal', call_id: 'c1' } } }));
+    // the run is quiet but its session is not: nothing closes
+    expect(b.sweep(2500, 1000)).toEqual([]);
+    const closed = b.sweep(10_000, 1000);
+    expect(closed.map((s) => [s.name, s.attributes['aep.incomplete.reason'], s.endMs])).toEqual([
+      ['invoke_agent hermes', 'idle', 1000],
+      ['execute_tool terminal', 'idle', 2000],
+    ]);
+    expect(b.openUnits).toBe(0);
+  });
+
+  it('open units are bounded: the oldest is evicted as incomplete', () => {
+    const b = new SpanBuilder({ sampler: always, ceiling: 'metadata', maxOpenUnits: 10 });
+    const finished = [];
+    for (let i = 0; i < 25; i++) finished.push(...b.accept(ev('run.started', { t: i, run: `r${i}` })).finished);
+    expect(b.openUnits).toBe(10);
+    expect(finished).toHaveLength(15);
+    expect(finished.every((s) => s.attributes['aep.incomplete.reason'] === 'evicted')).toBe(true);
+    expect(b.counters.evicted).toBe(15);
+  });
+
+  it('a terminal whose start was never seen still yields one span, flagged start-unknown', () => {
+    const b = new SpanBuilder({ sampler: always, ceiling: 'metadata' });
+    const { finished } = b.accept(ev('run.finished', { t: 5000, run: 'r9' }));
+    expect(finished.map((s) => [s.attributes['aep.start_unknown'], s.startMs, s.endMs])).toEqual([[true, 5000, 5000]]);
+  });
+
+  it('sampling is decided per trace: every span of a turn shares the root decision', () => {
+    const sampler = samplerFromEnv({ OTEL_TRACES_SAMPLER: 'traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.5' });
+    const b = new SpanBuilder({ sampler, ceiling: 'metadata' });
+    const decisions = new Map<string, Set<boolean>>();
+    for (let i = 0; i < 200; i++) {
+      const out = [
+        ...b.accept(ev('run.started', { t: i, run: `r${i}` })).finished,
+        ...b.accept(ev('tool.requested', { t: i, run: `r${i}`, data: { tool: { name: 'x', call_id: `c${i}` } } })).finished,
+        ...b.accept(ev('tool.completed', { t: i, run: `r${i}`, data: { tool: { name: 'x', call_id: `c${i}` } } })).finished,
+        ...b.accept(ev('run.finished', { t: i, run: `r${i}` })).finished,
+      ];
+      for (const s of out) decisions.set(s.traceId, (decisions.get(s.traceId) ?? new Set()).add(s.sampled));
+    }
+    const flags = [...decisions.values()];
+    expect(flags.every((f) => f.size === 1)).toBe(true);
+    const kept = flags.filter((f) => f.has(true)).length;
+    expect(kept).toBeGreaterThan(50);
+    expect(kept).toBeLessThan(150);
+    expect(samplerFromEnv({ OTEL_TRACES_SAMPLER: 'always_off' })('0af7651916cd43dd8448eb211c80319c')).toBe(false);
+  });
+
+  it('the file exporter writes one OTLP/JSON request per line, replayable by otlpjsonfile', async () => {
+    const file = path.join(tempDir(), 'otel', 'spans.jsonl');
+    const exp = new FileSpanExporter(file);
+    const b = new SpanBuilder({ sampler: always, ceiling: 'metadata' });
+    b.accept(ev('run.started', { t: 1000, run: 'r1' }));
+    const [span] = b.accept(ev('run.finished', { t: 2000, run: 'r1' })).finished;
+    const rs = toReadableSpan(span!, resourceFromAttributes({ 'service.name': 't' }), { name: 'hermes-aep' });
+    for (let i = 0; i < 2; i++) await new Promise<void>((r) => exp.export([rs], () => r()));
+    await exp.shutdown();
+    const lines = readFileSync(file, 'utf8').trim().split('\n');
+    expect(lines).toHaveLength(2);
+    const doc = JSON.parse(lines[0]!);
+    expect(doc.resourceSpans[0].scopeSpans[0].spans[0]).toMatchObject({ name: 'invoke_agent hermes', traceId: span!.traceId, spanId: span!.spanId });
+  });
+});

@@ -26,6 +26,7 @@ const envSchema = z.object({
   AEP_LOG_QUEUE_MAX: z.coerce.number().int().min(1).default(10_000),
   AEP_MAX_SESSIONS: z.coerce.number().int().min(1).default(10_000),
   AEP_DEBUG: bool.default(false),
+  AEP_RECORD_DIR: z.string().min(1).optional(),
   AEP_REPLAY_WINDOW_MS: z.coerce.number().int().min(0).max(30 * 24 * 3_600_000).default(3_600_000),
 });
 
@@ -41,6 +42,8 @@ export interface DaemonConfig {
   readonly maxSessions: number;
   readonly debug: boolean;
   readonly replayWindowMs: number;
+  /** opt-in: where raw envelopes are recorded (content-bearing) */
+  readonly recordDir?: string;
 }
 
 /** A configuration error names the variable and the rule, never echoes the value. */
@@ -78,6 +81,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): DaemonConfig {
     maxSessions: e.AEP_MAX_SESSIONS,
     debug: e.AEP_DEBUG,
     replayWindowMs: e.AEP_REPLAY_WINDOW_MS,
+    ...(e.AEP_RECORD_DIR ? { recordDir: path.resolve(e.AEP_RECORD_DIR) } : {}),
   };
 }
 

@@ -9,6 +9,7 @@ import { DriftWatch } from './drift.js';
 import { stderrLogger, type Logger } from './log.js';
 import { HookPipeline } from './pipeline.js';
 import { replayRecentLogs } from './log-replay.js';
+import { EnvelopeRecorder } from './envelope-recorder.js';
 import { buildServer } from './server.js';
 
 export const VERSION = '0.1.0';
@@ -56,9 +57,12 @@ export async function startDaemon(config: DaemonConfig, log: Logger, env: NodeJS
   bus.add(new JsonlLogSink(config.logDir, config.logQueueMax));
   const drift = new DriftWatch(log);
   const pipeline = new HookPipeline(config.policy, identity, bus, drift);
+  const recorder = config.recordDir ? new EnvelopeRecorder(config.recordDir) : undefined;
+  if (recorder) log.warn('recording raw hermes envelopes (content-bearing) because AEP_RECORD_DIR is set', { dir: config.recordDir });
   const started = Date.now();
   const app = buildServer({
     pipeline,
+    ...(recorder ? { recorder } : {}),
     maxBodyBytes: config.maxBodyBytes,
     log,
     health: () => ({
@@ -72,6 +76,7 @@ export async function startDaemon(config: DaemonConfig, log: Logger, env: NodeJS
       identity: identity.counters,
       drift: drift.stats(),
       sinks: bus.stats(),
+      ...(recorder ? { recorder: { recorded: recorder.recorded, dropped: recorder.dropped } } : {}),
     }),
   });
   await app.listen({ host: config.host, port: config.port });
@@ -87,6 +92,7 @@ export async function startDaemon(config: DaemonConfig, log: Logger, env: NodeJS
     close: () =>
       (closing ??= (async () => {
         await app.close();
+        await recorder?.flush();
         await bus.shutdown();
       })()),
   };

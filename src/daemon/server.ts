@@ -2,9 +2,12 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { hookEnvelopeSchema } from '../hermes/envelope.js';
 import type { HookPipeline } from './pipeline.js';
 import type { Logger } from './log.js';
+import type { EnvelopeRecorder } from './envelope-recorder.js';
 
 export interface ServerDeps {
   readonly pipeline: HookPipeline;
+  /** the opt-in raw-envelope recorder (AEP_RECORD_DIR) */
+  readonly recorder?: EnvelopeRecorder;
   readonly health: () => Record<string, unknown>;
   readonly maxBodyBytes: number;
   readonly log: Logger;
@@ -51,6 +54,7 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
         .join('; ');
       return reply.code(400).send({ error: 'invalid_envelope', message: `not a Hermes hook envelope (${reason})` });
     }
+    deps.recorder?.record(req.body, parsed.data.session_id);
     deps.pipeline.handle(parsed.data);
     // Observe-only: the reply never blocks and never injects context.
     return reply.code(200).send({});

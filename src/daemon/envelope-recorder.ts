@@ -1,0 +1,47 @@
+import { appendFile, mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import { safeFileName } from '../sinks/safe-file-name.js';
+
+const MAX_PENDING = 1_000;
+
+/**
+ * The opt-in recording switch (`AEP_RECORD_DIR`): every valid envelope Hermes
+ * sent is appended verbatim, one JSON line, to `{dir}/{session}.jsonl`, so a
+ * real session can become a fixture. Raw envelopes ARE content (prompts,
+ * commands, results): this is off by default, the files are 0600, and the
+ * daemon logs a warning when it is on. Bounded like every other queue.
+ */
+export class EnvelopeRecorder {
+  recorded = 0;
+  dropped = 0;
+  private pending = 0;
+  private tail: Promise<void> = Promise.resolve();
+
+  constructor(private readonly dir: string) {}
+
+  record(raw: unknown, session: string | null | undefined): void {
+    if (this.pending >= MAX_PENDING) {
+      this.dropped++;
+      return;
+    }
+    this.pending++;
+    const file = path.join(this.dir, `${safeFileName(session || 'no-session')}.jsonl`);
+    const line = `${JSON.stringify(raw)}\n`;
+    this.tail = this.tail
+      .then(async () => {
+        await mkdir(this.dir, { recursive: true, mode: 0o700 });
+        await appendFile(file, line, { mode: 0o600 });
+        this.recorded++;
+      })
+      .catch(() => {
+        this.dropped++;
+      })
+      .finally(() => {
+        this.pending--;
+      });
+  }
+
+  flush(): Promise<void> {
+    return this.tail;
+  }
+}

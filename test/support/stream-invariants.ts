@@ -55,7 +55,10 @@ export function streamViolations(events: readonly Ev[], opts: { requireCauses: b
       if (!c) v.push(`${e.type} ${e.id}: cause ${e.cause} does not resolve to an earlier event`);
     }
     const start = TERMINALS[e.type];
-    if (start && opts.requireCauses) {
+    if (e.type === 'session.ended' && !events.some((x) => x.type === 'session.started')) {
+      // a session whose start was never fired (Hermes's /new successor, a resumed session): no cause to claim
+      if (e.cause !== undefined) v.push(`session.ended ${e.id}: claims a cause with no session.started`);
+    } else if (start && opts.requireCauses) {
       const c = e.cause ? byId.get(e.cause) : undefined;
       if (!c || c.type !== start) v.push(`${e.type} ${e.id}: cause is not its ${start}`);
     }

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Provision the pinned Hermes Agent (PyPI hermes-agent) into a cached venv for e2e tests.
+# Idempotent: re-running with the pinned version already installed does nothing but print the path.
+# Env:
+#   HERMES_AEP_CACHE   cache root (default: $HOME/.cache/hermes-aep)
+#   HERMES_VERSION     pinned version (default: 0.18.2)
+#   HERMES_PYTHON      interpreter used to create the venv (default: python3.11)
+# Last line of output: HERMES=<path to the hermes executable>
+set -euo pipefail
+
+HERMES_VERSION="${HERMES_VERSION:-0.18.2}"
+CACHE_ROOT="${HERMES_AEP_CACHE:-$HOME/.cache/hermes-aep}"
+PREFIX="$CACHE_ROOT/hermes-$HERMES_VERSION"
+VENV="$PREFIX/venv"
+PY="${HERMES_PYTHON:-python3.11}"
+
+installed_version() {
+  [ -x "$VENV/bin/python" ] || return 1
+  "$VENV/bin/python" - <<'PYEOF' 2>/dev/null
+import importlib.metadata as m
+print(m.version("hermes-agent"))
+PYEOF
+}
+
+if [ "$(installed_version || true)" = "$HERMES_VERSION" ] && [ -x "$VENV/bin/hermes" ]; then
+  echo "hermes-agent $HERMES_VERSION already installed in $VENV" >&2
+else
+  if ! command -v "$PY" >/dev/null 2>&1; then
+    echo "provision-hermes: $PY not found (Hermes $HERMES_VERSION needs Python >=3.11,<3.14)" >&2
+    exit 1
+  fi
+  mkdir -p "$PREFIX"
+  if [ ! -x "$VENV/bin/python" ]; then
+    echo "creating venv at $VENV" >&2
+    "$PY" -m venv "$VENV"
+  fi
+  start=$(date +%s)
+  echo "installing hermes-agent==$HERMES_VERSION" >&2
+  "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check --upgrade pip >&2
+  "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check "hermes-agent==$HERMES_VERSION" >&2
+  got="$(installed_version || true)"
+  if [ "$got" != "$HERMES_VERSION" ] || [ ! -x "$VENV/bin/hermes" ]; then
+    echo "provision-hermes: install failed (found version '${got:-none}')" >&2
+    exit 1
+  fi
+  echo "installed hermes-agent $HERMES_VERSION in $(( $(date +%s) - start ))s" >&2
+fi
+
+echo "HERMES=$VENV/bin/hermes"

@@ -100,10 +100,11 @@ export async function startDaemon(config: DaemonConfig, log: Logger, env: NodeJS
 
 /** `hermes-aep daemon`: start, and stop cleanly on SIGTERM/SIGINT with a bounded flush. */
 export async function main(): Promise<void> {
-  const log = stderrLogger(process.env.AEP_DEBUG === '1');
+  let log = stderrLogger(false);
   let config: DaemonConfig;
   try {
     config = loadConfig();
+    log = stderrLogger(config.debug);
   } catch (err) {
     if (err instanceof ConfigError) {
       log.error(err.message);

@@ -37,7 +37,9 @@ export interface OtelConfig {
  * else the local OTLP/JSON file, so traces are kept even with no collector.
  */
 export function loadOtelConfig(logDir: string, env: NodeJS.ProcessEnv = process.env): OtelConfig {
-  const parsed = envSchema.safeParse(env);
+  // empty values read as unset, so `OTEL_BSP_SCHEDULE_DELAY=` means the default, never 0
+  const set = Object.fromEntries(Object.entries(env).filter((e) => typeof e[1] === 'string' && e[1] !== ''));
+  const parsed = envSchema.safeParse(set);
   if (!parsed.success) {
     throw new Error(`invalid configuration: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
   }

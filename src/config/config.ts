@@ -12,6 +12,10 @@ const port = z.coerce.number().int().min(0).max(65535);
 const list = z.string().transform((s) => s.split(',').map((x) => x.trim()).filter(Boolean));
 
 /** Every setting the daemon reads, with its default. The README's settings table mirrors this. */
+/** Empty values read as unset, so `AEP_PORT=` means the default, never 0. */
+const unsetIfEmpty = (env: NodeJS.ProcessEnv): Record<string, string> =>
+  Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => typeof e[1] === 'string' && e[1] !== ''));
+
 const envSchema = z.object({
   AEP_HOST: z.string().min(1).default('127.0.0.1'),
   AEP_PORT: port.default(8393),
@@ -52,7 +56,7 @@ export class ConfigError extends Error {
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): DaemonConfig {
-  const parsed = envSchema.safeParse(env);
+  const parsed = envSchema.safeParse(unsetIfEmpty(env));
   if (!parsed.success) {
     const why = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
     throw new ConfigError(`invalid configuration: ${why}`);

@@ -95,3 +95,23 @@ describe('span builder', () => {
     expect(doc.resourceSpans[0].scopeSpans[0].spans[0]).toMatchObject({ name: 'invoke_agent hermes', traceId: span!.traceId, spanId: span!.spanId });
   });
 });
+
+describe('cause links across units', () => {
+  it('an event caused by an event of ANOTHER unit links its span to the cause span (not to its parent)', () => {
+    const b = new SpanBuilder({ sampler: () => true, ceiling: 'metadata' });
+    b.accept(ev('run.started', { t: 0, run: 'r1' }));
+    b.accept(ev('tool.requested', { t: 1, run: 'r1', data: { tool: { name: 'terminal', call_id: 'c1' } } }));
+    // a gate card raised for the call, answered; the denial that follows is caused by the card's answer
+    const card = ev('attention.requested', { t: 2, run: 'r1', data: { kind: 'permission' } });
+    b.accept(card);
+    const answer = ev('attention.answered', { t: 3, run: 'r1', subject: card.id, data: { answer: { option: 'deny' } } });
+    b.accept(answer);
+    const cardSpan = b.accept(ev('attention.resolved', { t: 4, run: 'r1', subject: card.id, cause: answer.id, data: { resolution: 'answered' } })).finished[0]!;
+    const [toolSpan] = b.accept(ev('tool.denied', { t: 5, run: 'r1', cause: answer.id, data: { tool: { name: 'terminal', call_id: 'c1' }, by: 'policy' } })).finished;
+    expect(toolSpan!.links).toEqual([
+      { traceId: cardSpan.traceId, spanId: cardSpan.spanId, sampled: true, attributes: { 'aep.link.type': 'cause', 'aep.cause_event_id': answer.id } },
+    ]);
+    // the card's own chain (answered → resolved) stays inside the card: no self link
+    expect(cardSpan.links).toEqual([]);
+  });
+});

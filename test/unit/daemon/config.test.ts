@@ -1,0 +1,36 @@
+import { describe, expect, it } from 'vitest';
+import { loadConfig, ConfigError } from '../../../src/config/config.js';
+import { loadOtelConfig } from '../../../exporters/otel/otel-config.js';
+
+describe('settings', () => {
+  it('defaults, and empty values read as unset (never 0)', () => {
+    const c = loadConfig({ AEP_PORT: '', AEP_CAPTURE: '' });
+    expect([c.host, c.port, c.policy.ceiling, c.policy.categories.attention]).toEqual(['127.0.0.1', 8393, 'metadata', 'redacted']);
+    const o = loadOtelConfig('/logs', { OTEL_BSP_SCHEDULE_DELAY: '', OTEL_TRACES_EXPORTER: '' });
+    expect([o.batch.scheduledDelayMillis, o.exporter, o.file]).toEqual([5000, 'file', '/logs/otel/spans.jsonl']);
+  });
+
+  it('AEP_CAPTURE=none silences attention too, unless it is set explicitly', () => {
+    expect(loadConfig({ AEP_CAPTURE: 'none' }).policy.categories.attention).toBe('none');
+    expect(loadConfig({ AEP_CAPTURE: 'none', AEP_CAPTURE_ATTENTION: 'metadata' }).policy.categories.attention).toBe('metadata');
+  });
+
+  it('an endpoint selects OTLP; OTEL_TRACES_EXPORTER wins', () => {
+    expect(loadOtelConfig('/l', { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318' }).exporter).toBe('otlp');
+    expect(loadOtelConfig('/l', { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://x', OTEL_TRACES_EXPORTER: 'none' }).exporter).toBe('none');
+  });
+
+  it('a bad value names the variable and the rule, never echoes the value', () => {
+    const secret = 'hunter2-not-a-port';
+    try {
+      loadConfig({ AEP_PORT: secret });
+      expect.unreachable();
+    } catch (err) {
+      expect(err).toBeInstanceOf(ConfigError);
+      expect((err as Error).message).toContain('AEP_PORT');
+      expect((err as Error).message).not.toContain(secret);
+    }
+    expect(() => loadOtelConfig('/l', { OTEL_TRACES_EXPORTER: 'zipkin' })).toThrow(/OTEL_TRACES_EXPORTER/);
+    expect(() => loadConfig({ AEP_CAPTURE: 'everything' })).toThrow(/AEP_CAPTURE/);
+  });
+});

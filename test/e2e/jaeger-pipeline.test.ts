@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { copyFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runShim, startDaemonProcess, tempDir, waitFor, type DaemonProcess } from '../support/processes.js';
@@ -121,6 +121,8 @@ describe('daemon → collector (otel-collector.yaml) → Jaeger, driven through 
       const full = await jaeger.query.getTrace(t.traceId);
       if (full) legacy.set(t.traceId, full);
     }
+    // opt-in: keep what Jaeger returned, e.g. to redraw the README's trace picture (test/tools/render-trace-svg.ts)
+    if (process.env.E2E_TRACE_DUMP) writeFileSync(process.env.E2E_TRACE_DUMP, JSON.stringify([...legacy.values()], null, 1));
     console.log(
       `[e2e] turn end → queryable in Jaeger: turn 1 ${latencies[0]} ms, turn 2 ${latencies[1]} ms ` +
         `(daemon OTEL_BSP_SCHEDULE_DELAY=${FAST_BSP_DELAY} ms, collector OTELCOL_BATCH_TIMEOUT=${COLLECTOR_BATCH_TIMEOUT}, polled every 20 ms)`,

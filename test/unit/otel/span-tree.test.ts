@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SpanStatusCode } from '@opentelemetry/api';
+import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { mirroredDaemon, ms } from '../../support/otel-harness.js';
 import { scriptedSession } from '../../support/scripted-session.js';
@@ -106,7 +106,12 @@ describe('the span tree of the scripted session (in-memory exporter)', () => {
         expect(ms(se.time)).toBe(Date.parse(ev.time));
       }
       const first = evById.get(s.events[0]!.attributes!['aep.event_id'] as string)!;
+      const last = evById.get(s.events.at(-1)!.attributes!['aep.event_id'] as string)!;
+      expect(s.kind).toBe(SpanKind.INTERNAL);
       expect(ms(s.startTime)).toBe(Date.parse(first.time));
+      // a unit ends at its terminal; one closed by the session's end, at that end
+      const end = s.attributes['aep.incomplete.reason'] === 'session_ended' ? events.find((e) => e.type === 'session.ended' && e.session === first.session)! : last;
+      expect(ms(s.endTime)).toBe(Date.parse(end.time));
     }
   });
 

@@ -101,20 +101,10 @@ export async function startDaemon(config: DaemonConfig, log: Logger, env: NodeJS
 /** `hermes-aep daemon`: start, and stop cleanly on SIGTERM/SIGINT with a bounded flush. */
 export async function main(): Promise<void> {
   let log = stderrLogger(false);
-  let config: DaemonConfig;
-  try {
-    config = loadConfig();
-    log = stderrLogger(config.debug);
-  } catch (err) {
-    if (err instanceof ConfigError) {
-      log.error(err.message);
-      process.exitCode = 2;
-      return;
-    }
-    throw err;
-  }
   let daemon: RunningDaemon;
   try {
+    const config = loadConfig();
+    log = stderrLogger(config.debug);
     daemon = await startDaemon(config, log);
   } catch (err) {
     if (err instanceof ConfigError) {

@@ -20,14 +20,19 @@ export function shlexQuote(s: string): string {
   return `'${s.replace(/'/g, `'"'"'`)}'`;
 }
 
-/** The hook command: absolute node + absolute CLI, so Hermes's PATH does not matter. */
-export function shimCommand(nodePath: string, cliPath: string): string {
-  return [nodePath, cliPath, 'hook'].map(shlexQuote).join(' ');
+/**
+ * The hook command: absolute node + the absolute shim file, so Hermes's PATH
+ * does not matter. The shim file is the fast launcher of `hermes-aep hook`.
+ */
+export function shimCommand(nodePath: string, shimPath: string): string {
+  return [nodePath, shimPath].map(shlexQuote).join(' ');
 }
 
-/** An entry this tool wrote: `... <dir>/dist/src/cli.js hook`, whatever the install dir. */
+/** An entry this tool wrote (the shim file, or the `cli.js hook` form), whatever the install dir. */
 export function isOurCommand(command: unknown): boolean {
-  return typeof command === 'string' && /(^|[\s'/])dist\/src\/cli\.js'? hook$/.test(command.trim());
+  if (typeof command !== 'string') return false;
+  const c = command.trim();
+  return /(^|[\s'/])dist\/src\/shim\/hook\.cjs'?$/.test(c) || /(^|[\s'/])dist\/src\/cli\.js'? hook$/.test(c);
 }
 
 function load(text: string): Document {

@@ -62,15 +62,15 @@ export async function runInstall(cmd: 'install' | 'uninstall', args: readonly st
   const home = hermesHome();
   const configFile = path.join(home, 'config.yaml');
   const allowFile = path.join(home, 'shell-hooks-allowlist.json');
-  const cliPath = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', 'cli.js');
-  const command = shimCommand(process.execPath, cliPath);
+  const shimPath = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', 'shim', 'hook.cjs');
+  const command = shimCommand(process.execPath, shimPath);
   const configText = await readOr(configFile, '');
   const allowText = await readOr(allowFile, '');
 
   const cfg = cmd === 'install' ? addHooks(configText, { command, timeout }) : removeHooks(configText);
   let mtime: string | null = null;
   try {
-    mtime = isoZ((await stat(cliPath)).mtimeMs);
+    mtime = isoZ((await stat(shimPath)).mtimeMs);
   } catch {
     mtime = null;
   }

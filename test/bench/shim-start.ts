@@ -31,11 +31,13 @@ async function main(): Promise<void> {
   const bare: number[] = [];
   const shim: number[] = [];
   const refused: number[] = [];
+  const viaCli: number[] = [];
   for (let i = 0; i < N; i++) {
     // interleaved so machine noise hits every series alike
     bare.push(await bareNode());
     shim.push((await runShim(envs[i % envs.length]!, { AEP_HOOK_URL: daemon.hookUrl })).ms);
     refused.push((await runShim(envs[0]!, { AEP_HOOK_URL: 'http://127.0.0.1:9/hook' })).ms);
+    viaCli.push((await runShim(envs[i % envs.length]!, { AEP_HOOK_URL: daemon.hookUrl }, 'cli')).ms);
   }
   // a daemon that accepts and never answers: the shim's timeout is the bound
   const hang = createServer(() => undefined);
@@ -61,9 +63,11 @@ async function main(): Promise<void> {
   const b = stats(bare);
   const s = stats(shim);
   const f = stats(refused);
-  console.log(`shim start benchmark (N=${N}, node ${process.version}, ${process.platform}/${process.arch})`);
+  const c = stats(viaCli);
+  console.log(`shim start benchmark (N=${N}, node ${process.version}, ${process.platform}/${process.arch}${process.env.NODE_EXTRA_CA_CERTS ? ', NODE_EXTRA_CA_CERTS set: every Node start loads it' : ''})`);
   console.log(`  bare 'node -e ""'            median ${fmt(b.median)}  p90 ${fmt(b.p90)}  (baseline 1.00x)`);
-  console.log(`  shim -> live daemon          median ${fmt(s.median)}  p90 ${fmt(s.p90)}  ratio ${(s.median / b.median).toFixed(2)}x`);
+  console.log(`  shim -> live daemon (the installed 'node hook.cjs'): median ${fmt(s.median)}  p90 ${fmt(s.p90)}  ratio ${(s.median / b.median).toFixed(2)}x`);
+  console.log(`  'hermes-aep hook' (ESM bin) median ${fmt(c.median)}  p90 ${fmt(c.p90)}  ratio ${(c.median / b.median).toFixed(2)}x`);
   console.log(`  shim, daemon down (refused)  median ${fmt(f.median)}  p90 ${fmt(f.p90)}  ratio ${(f.median / b.median).toFixed(2)}x  (fail-open cost over bare start: ${fmt(f.median - b.median)})`);
   console.log(`  shim, daemon hung, 300 ms timeout: ${fmt(hung)} (bound = start + AEP_SHIM_TIMEOUT_MS)`);
   console.log(`daemon per-hook (sequential keep-alive POST /hook, M=${M}): ${(perHook * 1000).toFixed(0)} us; GET /healthz baseline ${(perHealth * 1000).toFixed(0)} us; ratio ${(perHook / perHealth).toFixed(2)}x`);

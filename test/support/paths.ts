@@ -24,3 +24,6 @@ export function readJson<T = unknown>(rel: string): T {
 
 /** The compiled CLI every process-level test runs (never a TypeScript loader). */
 export const CLI = path.join(ROOT, 'dist', 'src', 'cli.js');
+
+/** The fast shim launcher `install` registers with Hermes (`node <SHIM>`). */
+export const SHIM = path.join(ROOT, 'dist', 'src', 'shim', 'hook.cjs');

@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { CLI } from './paths.js';
+import { CLI, SHIM } from './paths.js';
 
 export interface DaemonProcess {
   readonly url: string;
@@ -81,11 +81,16 @@ export interface ShimResult {
   readonly ms: number;
 }
 
-/** Run the real shim binary exactly as Hermes does: argv, stdin JSON, read stdout. */
-export function runShim(input: string | Buffer, env: Record<string, string>): Promise<ShimResult> {
+/**
+ * Run the real shim exactly as Hermes does with the installed command
+ * (`node <dist>/src/shim/hook.cjs`): argv, stdin JSON, read stdout.
+ * `via: 'cli'` runs the same shim as `hermes-aep hook` instead.
+ */
+export function runShim(input: string | Buffer, env: Record<string, string>, via: 'shim' | 'cli' = 'shim'): Promise<ShimResult> {
   return new Promise((resolve, reject) => {
     const t0 = performance.now();
-    const child = spawn(process.execPath, [CLI, 'hook'], { env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
+    const argv = via === 'shim' ? [SHIM] : [CLI, 'hook'];
+    const child = spawn(process.execPath, argv, { env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
     let out = '';
     let err = '';
     child.stdout.on('data', (c: Buffer) => (out += c.toString('utf8')));

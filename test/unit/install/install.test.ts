@@ -7,7 +7,7 @@ import { parse } from 'yaml';
 import { addHooks, removeHooks, shimCommand, isOurCommand } from '../../../src/install/hermes-config.js';
 import { addApprovals, removeApprovals } from '../../../src/install/allowlist.js';
 import { REGISTERED_HOOKS } from '../../../src/hermes/envelope.js';
-import { CLI } from '../../support/paths.js';
+import { CLI, SHIM } from '../../support/paths.js';
 import { tempDir } from '../../support/processes.js';
 
 const run = promisify(execFile);
@@ -22,11 +22,12 @@ hooks_auto_accept: false
 `;
 
 describe('installer (pure edits)', () => {
-  const cmd = shimCommand('/opt/node dir/bin/node', '/srv/hermes-aep/dist/src/cli.js');
+  const cmd = shimCommand('/opt/node dir/bin/node', '/srv/hermes-aep/dist/src/shim/hook.cjs');
 
   it('quotes for shlex and recognises its own entries', () => {
-    expect(cmd).toBe(`'/opt/node dir/bin/node' /srv/hermes-aep/dist/src/cli.js hook`);
+    expect(cmd).toBe(`'/opt/node dir/bin/node' /srv/hermes-aep/dist/src/shim/hook.cjs`);
     expect(isOurCommand(cmd)).toBe(true);
+    expect(isOurCommand('/usr/bin/node /opt/x/dist/src/cli.js hook')).toBe(true);
     expect(isOurCommand('/usr/local/bin/my-guard')).toBe(false);
   });
 
@@ -74,7 +75,7 @@ describe('hermes-aep install / uninstall (the real CLI on a temp HERMES_HOME)', 
     expect(existsSync(path.join(home, 'shell-hooks-allowlist.json'))).toBe(false);
     await run(process.execPath, [CLI, 'install', '--timeout', '20'], { env });
     const cfg = parse(readFileSync(cfgFile, 'utf8'));
-    expect(cfg.hooks.on_session_end).toEqual([{ command: shimCommand(process.execPath, CLI), timeout: 20 }]);
+    expect(cfg.hooks.on_session_end).toEqual([{ command: shimCommand(process.execPath, SHIM), timeout: 20 }]);
     const allow = JSON.parse(readFileSync(path.join(home, 'shell-hooks-allowlist.json'), 'utf8'));
     expect(allow.approvals.map((a: { event: string }) => a.event).sort()).toEqual([...REGISTERED_HOOKS].sort());
     await run(process.execPath, [CLI, 'uninstall'], { env });

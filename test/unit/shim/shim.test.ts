@@ -71,15 +71,24 @@ describe('the shim fails open and prints exactly one JSON object', () => {
     expect((await runShim('{}', { AEP_HOOK_URL: 'not a url' })).stdout).toBe('{}');
   });
 
-  it('loads no fastify, zod or OpenTelemetry code', async () => {
+  it('the installed launcher loads one file and two Node built-ins, nothing else', async () => {
     mode = 'echo';
+    const rec = path.join(tempDir(), 'requires.txt');
+    const preload = path.join(ROOT, 'test', 'support', 'record-requires.cjs');
+    const r = await runShim('{"hook_event_name":"x"}', { ...env(), RECORD_IMPORTS: rec, NODE_OPTIONS: `--require=${preload}` });
+    expect([r.code, r.stdout]).toEqual([0, JSON.stringify({ got: 23 })]);
+    const loaded = readFileSync(rec, 'utf8').split('\n').filter(Boolean);
+    expect(loaded.map((m) => (m.startsWith('node:') ? m : path.relative(ROOT, m))).sort()).toEqual(['dist/src/shim/hook.cjs', 'node:fs', 'node:http']);
+  });
+
+  it('`hermes-aep hook` runs the same shim and loads no fastify, zod or OpenTelemetry code', async () => {
+    mode = 'context';
     const rec = path.join(tempDir(), 'imports.txt');
     const hook = path.join(ROOT, 'test', 'support', 'record-imports.mjs');
-    const r = await runShim('{"hook_event_name":"x"}', { ...env(), RECORD_IMPORTS: rec, NODE_OPTIONS: `--import=${hook}` });
-    expect(r.code).toBe(0);
+    const r = await runShim('{"hook_event_name":"x"}', { ...env(), RECORD_IMPORTS: rec, NODE_OPTIONS: `--import=${hook}` }, 'cli');
+    expect([r.code, r.stdout]).toEqual([0, '{"context":"hello"}']);
     const loaded = readFileSync(rec, 'utf8').split('\n').filter(Boolean);
-    expect(loaded.some((u) => u.endsWith('/dist/src/shim/hook.js'))).toBe(true);
     expect(loaded.filter((u) => /node_modules|fastify|zod|opentelemetry/.test(u))).toEqual([]);
-    expect(loaded.filter((u) => u.startsWith('file:')).map((u) => path.basename(u)).sort()).toEqual(['cli.js', 'hook.js']);
+    expect(loaded.filter((u) => u.startsWith('file:')).map((u) => path.basename(u)).sort()).toEqual(['cli.js', 'hook.cjs']);
   });
 });

@@ -1,7 +1,11 @@
 // The hook shim: Hermes runs it once per hook firing. It must start fast and
-// can never fail the agent, so it imports only node:http and answers `{}` on
-// every failure path. stdout carries exactly one JSON object; nothing else.
+// can never fail the agent, so it imports only node:http and node:fs and
+// answers `{}` on every failure path. stdout carries exactly one JSON object;
+// nothing else. CommonJS on purpose: run directly (`node hook.cjs`, what
+// `install` registers) it skips the ESM loader, a measurable part of a Node
+// start on every hook firing; `hermes-aep hook` loads the same file.
 import { request } from 'node:http';
+import { readFileSync } from 'node:fs';
 
 const EMPTY = '{}';
 const DEFAULT_TIMEOUT_MS = 5_000;
@@ -19,7 +23,16 @@ function timeoutMs(): number {
   return Number.isFinite(n) && n > 0 ? n : DEFAULT_TIMEOUT_MS;
 }
 
+/** stdin in one synchronous read (Hermes writes it to a pipe and closes it); streams only as a fallback. */
 function readStdin(): Promise<Buffer> {
+  try {
+    return Promise.resolve(readFileSync(0));
+  } catch {
+    return readStdinStream();
+  }
+}
+
+function readStdinStream(): Promise<Buffer> {
   return new Promise((resolve) => {
     const chunks: Buffer[] = [];
     process.stdin.on('data', (c: Buffer) => chunks.push(c));
@@ -84,3 +97,5 @@ export async function runHook(): Promise<void> {
   process.stdout.write(out);
   process.exitCode = 0;
 }
+
+if (require.main === module) void runHook();

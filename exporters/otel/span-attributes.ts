@@ -30,8 +30,10 @@ export function runStartAttrs(ev: AepEvent): Attrs {
   return compactAttrs({
     'gen_ai.operation.name': 'invoke_agent',
     'gen_ai.agent.name': ev.agent,
+    'gen_ai.request.model': ev.hermesmodel,
     ...identityAttrs(ev),
     'hermes.trigger': str(ev.data.trigger),
+    'hermes.platform': ev.hermesplatform,
   });
 }
 
@@ -119,6 +121,9 @@ export function terminalAttrs(ev: AepEvent): { attrs: Attrs; status?: { code: 'e
         ...(failed ? { status: { code: 'error' as const, message: `subagent_${status}` } } : {}),
       };
     }
+    case 'x.hermes.api.error':
+      // the provider is only reported when a model call fails
+      return { attrs: compactAttrs({ 'gen_ai.provider.name': ev.hermesprovider, 'gen_ai.request.model': ev.hermesmodel }) };
     default:
       return { attrs: {} };
   }

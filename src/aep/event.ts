@@ -20,6 +20,10 @@ export interface AepEvent {
   readonly capture: CaptureLevel;
   /** W3C traceparent of the span this event belongs to, when the OTel mirror is on. */
   traceparent?: string;
+  /** extension attributes (AEP-0001 §5.4): the model, platform and provider Hermes reports */
+  readonly hermesmodel?: string;
+  readonly hermesplatform?: string;
+  readonly hermesprovider?: string;
   readonly data: Record<string, unknown>;
 }
 

@@ -2,6 +2,7 @@ import { extraOf, str, type HookEnvelope } from '../hermes/envelope.js';
 import { levelFor, type CapturePolicy } from '../capture/policy.js';
 import type { MappedEvent } from '../mapping/types.js';
 import { UNKNOWN_SESSION, type AepEvent, type Severity } from '../aep/event.js';
+import { hermesExtensions } from './extensions.js';
 import {
   MAX_ENDED_RUNS_PER_SESSION,
   MAX_PENDING_PER_SESSION,
@@ -95,6 +96,8 @@ export class IdentityStage {
         ...(subject !== undefined ? { subject } : {}),
         severity: SEVERITY[m.type] ?? 'info',
         capture,
+        // vendor facts are metadata: not at `none`
+        ...(capture === 'none' ? {} : hermesExtensions(env, m.type)),
         // `none` is envelope only (AEP-0001 §8.2): not even structural payload
         data: capture === 'none' ? {} : m.data,
       };

@@ -38,6 +38,9 @@ describe('the span tree of the scripted session (in-memory exporter)', () => {
         'aep.run_id': script.turns[i],
       });
     }
+    for (const r of roots) expect(r.attributes).toMatchObject({ 'gen_ai.request.model': 'hermes-4', 'hermes.platform': 'cli' });
+    // Hermes names the provider only on a failed model call (turn 2's api_request_error)
+    expect(roots.map((r) => r.attributes['gen_ai.provider.name'])).toEqual([undefined, 'custom']);
     expect(roots[0]!.status.code).toBe(SpanStatusCode.UNSET);
     // an interrupted turn is cancelled, not failed
     expect(roots[1]!.status.code).toBe(SpanStatusCode.UNSET);

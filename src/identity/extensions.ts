@@ -1,0 +1,31 @@
+import { extraOf, type HookEnvelope } from '../hermes/envelope.js';
+
+/**
+ * Vendor facts the pinned mapping does not carry in `data` but a trace wants:
+ * the model, platform and provider Hermes reports. They ride as AEP envelope
+ * extension attributes (AEP-0001 §5.4: `[a-z0-9]{1,20}`, scalar, prefixed with
+ * the vendor's name), structural identifiers only: a value that does not look
+ * like an identifier is left out rather than carried.
+ */
+export interface HermesExtensions {
+  hermesmodel?: string;
+  hermesplatform?: string;
+  hermesprovider?: string;
+}
+
+const IDENTIFIER = /^[A-Za-z0-9][A-Za-z0-9._:/@+-]{0,127}$/;
+const id = (v: unknown): string | undefined => (typeof v === 'string' && IDENTIFIER.test(v) ? v : undefined);
+
+/** Which extension attributes an event of `type` carries, from its envelope. */
+export function hermesExtensions(env: HookEnvelope, type: string): HermesExtensions {
+  if (type !== 'run.started' && type !== 'session.started' && type !== 'x.hermes.api.error') return {};
+  const x = extraOf(env);
+  const out: HermesExtensions = {};
+  const model = id(x.model);
+  const platform = id(x.platform);
+  const provider = type === 'x.hermes.api.error' ? id(x.provider) : undefined;
+  if (model) out.hermesmodel = model;
+  if (platform) out.hermesplatform = platform;
+  if (provider) out.hermesprovider = provider;
+  return out;
+}

@@ -10,12 +10,31 @@ import { readFileSync } from 'node:fs';
 const EMPTY = '{}';
 const DEFAULT_TIMEOUT_MS = 5_000;
 
-function target(): URL {
+/** The daemon's /hook URL; anything but plain http is refused (no request is made). */
+function target(): URL | undefined {
   const explicit = process.env.AEP_HOOK_URL;
-  if (explicit) return new URL(explicit);
-  const host = process.env.AEP_HOST && process.env.AEP_HOST !== '0.0.0.0' ? process.env.AEP_HOST : '127.0.0.1';
-  const port = process.env.AEP_PORT ?? '8393';
-  return new URL(`http://${host.includes(':') ? `[${host}]` : host}:${port}/hook`);
+  let url: URL;
+  try {
+    if (explicit) url = new URL(explicit);
+    else {
+      const host = process.env.AEP_HOST && process.env.AEP_HOST !== '0.0.0.0' ? process.env.AEP_HOST : '127.0.0.1';
+      const port = process.env.AEP_PORT ?? '8393';
+      url = new URL(`http://${host.includes(':') ? `[${host}]` : host}:${port}/hook`);
+    }
+  } catch {
+    return undefined;
+  }
+  return url.protocol === 'http:' ? url : undefined;
+}
+
+/**
+ * Observe-only unless the operator gate is switched on (AEP_HERMES_CONTROL,
+ * inherited from the environment Hermes runs in): then, and only then, a
+ * daemon reply can reach Hermes. Gated off, whatever answers on the port,
+ * the shim prints `{}`: no block, no context, ever.
+ */
+function gateOn(): boolean {
+  return /^(1|true|yes|on)$/i.test(process.env.AEP_HERMES_CONTROL ?? '');
 }
 
 function timeoutMs(): number {
@@ -54,16 +73,13 @@ function validReply(text: string): string {
 function forward(body: Buffer, url: URL, ms: number): Promise<string> {
   return new Promise((resolve) => {
     let settled = false;
+    let timer: NodeJS.Timeout | undefined;
     const done = (s: string) => {
       if (settled) return;
       settled = true;
-      clearTimeout(timer);
+      if (timer) clearTimeout(timer);
       resolve(s);
     };
-    const timer = setTimeout(() => {
-      req.destroy();
-      done(EMPTY);
-    }, ms);
     const req = request(
       url,
       { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': body.length }, agent: false },
@@ -82,20 +98,39 @@ function forward(body: Buffer, url: URL, ms: number): Promise<string> {
       },
     );
     req.on('error', () => done(EMPTY));
+    timer = setTimeout(() => {
+      req.destroy();
+      done(EMPTY);
+    }, ms);
     req.end(body);
   });
 }
 
+let printed = false;
+/** stdout gets exactly one JSON object, once, whatever happens after. */
+function answer(out: string): void {
+  if (printed) return;
+  printed = true;
+  process.stdout.write(out);
+  process.exitCode = 0;
+}
+
 export async function runHook(): Promise<void> {
+  // last resort: nothing this process does may fail the hook
+  process.on('uncaughtException', () => answer(EMPTY));
+  process.on('unhandledRejection', () => answer(EMPTY));
   let out = EMPTY;
   try {
     const body = await readStdin();
-    if (body.length > 0) out = await forward(body, target(), timeoutMs());
+    const url = target();
+    if (body.length > 0 && url) {
+      const reply = await forward(body, url, timeoutMs());
+      if (gateOn()) out = reply;
+    }
   } catch {
     out = EMPTY;
   }
-  process.stdout.write(out);
-  process.exitCode = 0;
+  answer(out);
 }
 
 if (require.main === module) void runHook();

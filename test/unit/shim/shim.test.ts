@@ -36,22 +36,33 @@ afterAll(async () => {
 const env = () => ({ AEP_HOOK_URL: url, AEP_SHIM_TIMEOUT_MS: '400' });
 
 describe('the shim fails open and prints exactly one JSON object', () => {
-  it('passes the daemon reply through when it is one JSON object', async () => {
+  it('observe-only: whatever answers on the port (a context injection, a block), Hermes gets {}', async () => {
     mode = 'context';
     const r = await runShim('{"hook_event_name":"pre_llm_call"}', env());
+    expect([r.code, r.stdout]).toEqual([0, '{}']);
+  });
+
+  it('with the operator gate on, a reply that is one JSON object is passed through', async () => {
+    mode = 'context';
+    const r = await runShim('{"hook_event_name":"pre_llm_call"}', { ...env(), AEP_HERMES_CONTROL: '1' });
     expect([r.code, r.stdout]).toEqual([0, '{"context":"hello"}']);
   });
 
   it('forwards the whole stdin, byte for byte (5 MB)', async () => {
     mode = 'echo';
     const body = JSON.stringify({ hook_event_name: 'post_tool_call', extra: { result: 'z'.repeat(5 * 1024 * 1024) } });
-    const r = await runShim(body, env());
+    const r = await runShim(body, { ...env(), AEP_HERMES_CONTROL: '1' });
     expect(JSON.parse(r.stdout)).toEqual({ got: Buffer.byteLength(body) });
   });
 
-  it.each(['garbage', 'array', 'error'] as const)('daemon answering %s → {}', async (m) => {
+  it.each(['localhost:8393/hook', 'https://127.0.0.1:9/hook', 'file:///etc/passwd', 'not a url'])('an unusable AEP_HOOK_URL (%s) → {} at once, exit 0', async (u) => {
+    const r = await runShim('{"hook_event_name":"x"}', { AEP_HOOK_URL: u, AEP_SHIM_TIMEOUT_MS: '60000' });
+    expect([r.code, r.stdout, r.stderr]).toEqual([0, '{}', '']);
+  });
+
+  it.each(['garbage', 'array', 'error'] as const)('daemon answering %s → {} (gate on or off)', async (m) => {
     mode = m;
-    const r = await runShim('{"hook_event_name":"x"}', env());
+    const r = await runShim('{"hook_event_name":"x"}', { ...env(), AEP_HERMES_CONTROL: '1' });
     expect([r.code, r.stdout, r.stderr]).toEqual([0, '{}', '']);
   });
 
@@ -75,7 +86,7 @@ describe('the shim fails open and prints exactly one JSON object', () => {
     mode = 'echo';
     const rec = path.join(tempDir(), 'requires.txt');
     const preload = path.join(ROOT, 'test', 'support', 'record-requires.cjs');
-    const r = await runShim('{"hook_event_name":"x"}', { ...env(), RECORD_IMPORTS: rec, NODE_OPTIONS: `--require=${preload}` });
+    const r = await runShim('{"hook_event_name":"x"}', { ...env(), AEP_HERMES_CONTROL: '1', RECORD_IMPORTS: rec, NODE_OPTIONS: `--require=${preload}` });
     expect([r.code, r.stdout]).toEqual([0, JSON.stringify({ got: 23 })]);
     const loaded = readFileSync(rec, 'utf8').split('\n').filter(Boolean);
     expect(loaded.map((m) => (m.startsWith('node:') ? m : path.relative(ROOT, m))).sort()).toEqual(['dist/src/shim/hook.cjs', 'node:fs', 'node:http']);
@@ -85,7 +96,7 @@ describe('the shim fails open and prints exactly one JSON object', () => {
     mode = 'context';
     const rec = path.join(tempDir(), 'imports.txt');
     const hook = path.join(ROOT, 'test', 'support', 'record-imports.mjs');
-    const r = await runShim('{"hook_event_name":"x"}', { ...env(), RECORD_IMPORTS: rec, NODE_OPTIONS: `--import=${hook}` }, 'cli');
+    const r = await runShim('{"hook_event_name":"x"}', { ...env(), AEP_HERMES_CONTROL: '1', RECORD_IMPORTS: rec, NODE_OPTIONS: `--import=${hook}` }, 'cli');
     expect([r.code, r.stdout]).toEqual([0, '{"context":"hello"}']);
     const loaded = readFileSync(rec, 'utf8').split('\n').filter(Boolean);
     expect(loaded.filter((u) => /node_modules|fastify|zod|opentelemetry/.test(u))).toEqual([]);

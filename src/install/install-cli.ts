@@ -1,4 +1,6 @@
-import { readFile, rename, stat, writeFile, mkdir } from 'node:fs/promises';
+import { mkdir, readFile, realpath, rename, stat, writeFile } from 'node:fs/promises';
+import { stringify } from 'yaml';
+import { REGISTERED_HOOKS } from '../hermes/envelope.js';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -36,6 +38,15 @@ async function atomicWrite(file: string, text: string): Promise<void> {
   await rename(tmp, file);
 }
 
+/** Write through a symlinked file (dotfile managers), not over the link. */
+async function realTarget(file: string): Promise<string> {
+  try {
+    return await realpath(file);
+  } catch {
+    return file;
+  }
+}
+
 /** Python's `datetime.isoformat()` with a Z, as Hermes writes `script_mtime_at_approval`. */
 function isoZ(ms: number): string {
   return new Date(ms).toISOString().replace(/\.000Z$/, 'Z');
@@ -49,7 +60,8 @@ function parseArgs(args: readonly string[]): { dryRun: boolean; timeout: number 
     if (a === '--dry-run' || a === '-n') dryRun = true;
     else if (a === '--timeout') {
       const n = Number(args[++i]);
-      if (!Number.isInteger(n) || n < 1 || n > 300) throw new Error('--timeout takes whole seconds between 1 and 300 (Hermes clamps to that range)');
+      // Hermes kills the shim at this deadline; the shim's own (AEP_SHIM_TIMEOUT_MS, 5 s) must come first
+      if (!Number.isInteger(n) || n < 6 || n > 300) throw new Error('--timeout takes whole seconds between 6 and 300 (above the shim\'s own 5 s deadline, within Hermes\'s 300 s clamp)');
       timeout = n;
     } else throw new Error(`unknown option ${a ?? ''}; usage: hermes-aep install|uninstall [--dry-run] [--timeout SECONDS]`);
   }
@@ -81,9 +93,13 @@ export async function runInstall(cmd: 'install' | 'uninstall', args: readonly st
   for (const c of [...cfg.changes, ...allow.changes]) out.write(`  ${c}\n`);
   if (!cfg.changed && !allow.changed) out.write('  nothing to change\n');
   if (dryRun) {
-    if (cfg.changed) out.write(`\n--- ${configFile} (after)\n${cfg.text}`);
+    // only what this tool writes: the rest of config.yaml can hold API keys
+    if (cfg.changed && cmd === 'install') {
+      const ours = Object.fromEntries(REGISTERED_HOOKS.map((e) => [e, [{ command, timeout }]]));
+      out.write(`\n--- added under hooks: in ${configFile} (every other key, comment and hook kept)\n${stringify({ hooks: ours })}`);
+    }
     return;
   }
-  if (cfg.changed) await atomicWrite(configFile, cfg.text);
-  if (allow.changed) await atomicWrite(allowFile, allow.text);
+  if (cfg.changed) await atomicWrite(await realTarget(configFile), cfg.text);
+  if (allow.changed) await atomicWrite(await realTarget(allowFile), allow.text);
 }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse } from 'yaml';
 import { addHooks, removeHooks, shimCommand, isOurCommand } from '../../../src/install/hermes-config.js';
@@ -69,8 +69,12 @@ describe('hermes-aep install / uninstall (the real CLI on a temp HERMES_HOME)', 
     const cfgFile = path.join(home, 'config.yaml');
     writeFileSync(cfgFile, USER_CONFIG);
     const env = { ...process.env, HERMES_HOME: home };
+    writeFileSync(cfgFile, `${USER_CONFIG}custom_providers:\n  - api_key: sk-SECRET-do-not-print\n`);
     const dry = await run(process.execPath, [CLI, 'install', '--dry-run'], { env });
     expect(dry.stdout).toContain('hooks.on_session_finalize: add');
+    expect(dry.stdout).toContain(shimCommand(process.execPath, SHIM));
+    expect(dry.stdout).not.toContain('sk-SECRET');
+    writeFileSync(cfgFile, USER_CONFIG);
     expect(readFileSync(cfgFile, 'utf8')).toBe(USER_CONFIG);
     expect(existsSync(path.join(home, 'shell-hooks-allowlist.json'))).toBe(false);
     await run(process.execPath, [CLI, 'install', '--timeout', '20'], { env });
@@ -81,6 +85,17 @@ describe('hermes-aep install / uninstall (the real CLI on a temp HERMES_HOME)', 
     await run(process.execPath, [CLI, 'uninstall'], { env });
     expect(parse(readFileSync(cfgFile, 'utf8'))).toEqual(parse(USER_CONFIG));
     expect(JSON.parse(readFileSync(path.join(home, 'shell-hooks-allowlist.json'), 'utf8')).approvals).toEqual([]);
-    await expect(run(process.execPath, [CLI, 'install', '--timeout', '999'], { env })).rejects.toThrow(/between 1 and 300/);
+    await expect(run(process.execPath, [CLI, 'install', '--timeout', '999'], { env })).rejects.toThrow(/between 6 and 300/);
+    await expect(run(process.execPath, [CLI, 'install', '--timeout', '2'], { env })).rejects.toThrow(/shim/);
+  });
+
+  it('writes through a symlinked config.yaml instead of replacing the link', async () => {
+    const home = tempDir();
+    const real = path.join(tempDir(), 'dotfiles-config.yaml');
+    writeFileSync(real, USER_CONFIG);
+    symlinkSync(real, path.join(home, 'config.yaml'));
+    await run(process.execPath, [CLI, 'install'], { env: { ...process.env, HERMES_HOME: home } });
+    expect(lstatSync(path.join(home, 'config.yaml')).isSymbolicLink()).toBe(true);
+    expect(parse(readFileSync(real, 'utf8')).hooks.pre_tool_call).toHaveLength(2);
   });
 });

@@ -2,6 +2,7 @@ import { monotonicFactory } from 'ulid';
 import { ConfigError, loadConfig, type DaemonConfig } from '../config/config.js';
 import { bumpEpoch } from '../identity/epoch-store.js';
 import { IdentityStage } from '../identity/identity-stage.js';
+import { EndedSessions } from '../identity/ended-sessions.js';
 import { EventBus } from '../sinks/event-bus.js';
 import { JsonlLogSink } from '../sinks/jsonl-log-sink.js';
 import { createExporter, loadOtelConfig, OtelMirror, samplerFromEnv } from '../../exporters/otel/index.js';
@@ -31,8 +32,11 @@ export async function startDaemon(config: DaemonConfig, log: Logger, env: NodeJS
     throw new ConfigError((err as Error).message);
   }
   const epoch = await bumpEpoch(config.stateDir);
+  const ended = new EndedSessions(config.stateDir);
+  await ended.load();
   const ulid = monotonicFactory();
   const identity = new IdentityStage({
+    ended,
     epoch,
     host: config.sourceHost,
     policy: config.policy,
@@ -94,6 +98,7 @@ export async function startDaemon(config: DaemonConfig, log: Logger, env: NodeJS
         await app.close();
         await recorder?.flush();
         await bus.shutdown();
+        await ended.flush();
       })()),
   };
 }

@@ -13,6 +13,21 @@ export interface ServerDeps {
   readonly log: Logger;
 }
 
+/** Hermes payloads nest a handful of levels; the bound keeps every recursive walk (digest, redaction) safe. */
+export const MAX_DEPTH = 64;
+
+/** Iterative, so a hostile body cannot blow the stack while being measured. */
+export function nestsDeeperThan(value: unknown, limit: number): boolean {
+  const stack: [unknown, number][] = [[value, 0]];
+  while (stack.length > 0) {
+    const [v, d] = stack.pop()!;
+    if (typeof v !== 'object' || v === null) continue;
+    if (d >= limit) return true;
+    for (const child of Array.isArray(v) ? v : Object.values(v)) stack.push([child, d + 1]);
+  }
+  return false;
+}
+
 /** Fixed, content-free messages for every way a request can be refused. */
 const REFUSALS: Readonly<Record<string, { status: number; message: string }>> = {
   FST_ERR_CTP_INVALID_MEDIA_TYPE: { status: 415, message: 'content-type must be application/json' },
@@ -28,7 +43,8 @@ const REFUSALS: Readonly<Record<string, { status: number; message: string }>> = 
  * reason: request bodies are content, so no error ever quotes them.
  */
 export function buildServer(deps: ServerDeps): FastifyInstance {
-  const app = Fastify({ logger: false, bodyLimit: deps.maxBodyBytes, return503OnClosing: true });
+  // __proto__ / constructor.prototype keys are stripped, not refused: they are data, never used as prototypes here
+  const app = Fastify({ logger: false, bodyLimit: deps.maxBodyBytes, return503OnClosing: true, onProtoPoisoning: 'remove', onConstructorPoisoning: 'remove' });
   let rejected = 0;
   // JSON only: a text body is refused as a media-type error, not half-parsed.
   app.removeContentTypeParser('text/plain');
@@ -44,6 +60,10 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
   app.setNotFoundHandler((_req, reply) => reply.code(404).send({ error: 'not_found', message: 'no such route' }));
 
   app.post('/hook', async (req, reply) => {
+    if (nestsDeeperThan(req.body, MAX_DEPTH)) {
+      rejected++;
+      return reply.code(400).send({ error: 'too_deep', message: `body nests deeper than ${MAX_DEPTH} levels` });
+    }
     const parsed = hookEnvelopeSchema.safeParse(req.body);
     if (!parsed.success) {
       rejected++;

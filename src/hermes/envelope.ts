@@ -1,4 +1,9 @@
+import { createHash } from 'node:crypto';
 import { z } from 'zod';
+
+/** Lone UTF-16 surrogates (invalid Unicode) become U+FFFD, so ids encode cleanly everywhere. */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+export const wellFormed = (s: string): string => s.replace(LONE_SURROGATE, '\uFFFD');
 
 /**
  * The JSON object Hermes writes to a shell hook's stdin (agent/shell_hooks.py):
@@ -14,7 +19,7 @@ export const hookEnvelopeSchema = z
     hook_event_name: z.string().min(1).max(128),
     tool_name: z.string().max(1024).nullish(),
     tool_input: z.unknown().optional(),
-    session_id: z.string().max(4096).nullish(),
+    session_id: z.string().max(4096).transform(wellFormed).nullish(),
     cwd: z.string().max(65536).nullish(),
     extra: z.record(z.string(), z.unknown()).nullish(),
   })
@@ -48,8 +53,17 @@ export function extraOf(env: HookEnvelope): Record<string, unknown> {
   return env.extra ?? {};
 }
 
+const MAX_ID = 256;
+
+/**
+ * A non-empty string from `extra`, bounded: ids Hermes mints are short; a
+ * longer value keeps a readable prefix plus a hash of the whole, so memory
+ * and keys stay bounded while distinct values stay distinct.
+ */
 export function str(v: unknown): string | undefined {
-  return typeof v === 'string' && v.length > 0 ? v : undefined;
+  if (typeof v !== 'string' || v.length === 0) return undefined;
+  if (v.length <= MAX_ID) return v;
+  return `${v.slice(0, MAX_ID - 17)}~${createHash('sha256').update(v, 'utf8').digest('hex').slice(0, 16)}`;
 }
 
 /** A non-negative integer from a number Hermes may send as a float (durations are seconds*1000 floats in places). */

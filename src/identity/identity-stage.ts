@@ -1,4 +1,5 @@
 import { extraOf, str, type HookEnvelope } from '../hermes/envelope.js';
+import { CLARIFY_TOOL } from '../mapping/clarify.js';
 import { levelFor, type CapturePolicy } from '../capture/policy.js';
 import type { MappedEvent } from '../mapping/types.js';
 import { UNKNOWN_SESSION, type AepEvent, type Severity } from '../aep/event.js';
@@ -21,6 +22,8 @@ export interface IdentityOptions {
   readonly newId: () => string;
   /** lanes kept in memory; least recently seen ended lanes go first */
   readonly maxSessions?: number;
+  /** sessions already ended, remembered beyond the lanes (persisted by the daemon) */
+  readonly ended?: { has(session: string): boolean; add(session: string): void };
 }
 
 /** Counters a supervisor reads from `/healthz`. */
@@ -31,6 +34,8 @@ export interface IdentityCounters {
   unpairedTerminals: number;
   unknownLane: number;
   evictions: number;
+  /** card outcomes for a clarify that raised no card (no question): nothing to close */
+  suppressed: number;
 }
 
 const APPROVAL_HOOKS = new Set(['pre_approval_request', 'post_approval_response']);
@@ -55,11 +60,15 @@ export class IdentityStage {
     unpairedTerminals: 0,
     unknownLane: 0,
     evictions: 0,
+    suppressed: 0,
   };
   private readonly lanes = new Map<string, SessionLane>();
   /** seq high-water marks of evicted lanes, so a returning session never reuses a seq in this epoch */
   private readonly seqFloor = new Map<string, number>();
   private readonly maxSessions: number;
+  /** highest seq any evicted lane reached, and the start for new lanes once a floor was forgotten */
+  private maxSeqEvicted = 0;
+  private forgottenFloor = 0;
 
   constructor(private readonly opts: IdentityOptions) {
     this.maxSessions = opts.maxSessions ?? 10_000;
@@ -128,19 +137,21 @@ export class IdentityStage {
       return;
     }
     if (m.type === 'session.ended') {
-      if (lane.ended) {
-        this.counters.duplicateTerminals++;
-        return;
-      }
-      // A session never ends with a card its emitter raised still pending.
+      // A session never ends with a card its emitter raised still pending, and
+      // a resumed session finalized again still closes what it raised since.
       const dismissed = { type: 'attention.resolved', data: { resolution: 'dismissed' } };
       for (const card of [...lane.approvals, ...lane.clarify.values()]) {
         emit(dismissed, { run: card.run, cause: card.id, subject: card.id });
       }
       lane.approvals.length = 0;
       lane.clarify.clear();
+      if (lane.ended) {
+        this.counters.duplicateTerminals++;
+        return;
+      }
       emit(m, { cause: lane.startedId });
       lane.ended = true;
+      this.opts.ended?.add(lane.session);
       return;
     }
     if (m.type === 'run.started') {
@@ -175,12 +186,21 @@ export class IdentityStage {
     if (m.type === 'tool.requested') {
       const ev = emit(m);
       if (callId && boundedSet(lane.tools, callId, ev.id, MAX_PENDING_PER_SESSION)) this.counters.evictions++;
+      // a clarify card, if one is raised, follows in this same batch and clears the mark
+      if (callId && env.tool_name === CLARIFY_TOOL) boundedAdd(lane.noCard, callId, MAX_PENDING_PER_SESSION);
       return;
     }
     if (TOOL_TERMINALS.has(m.type)) {
+      if (callId && lane.endedTools.has(callId)) {
+        this.counters.duplicateTerminals++;
+        return;
+      }
       const cause = callId ? lane.tools.get(callId) : undefined;
       if (!cause) this.counters.unpairedTerminals++;
-      if (callId) lane.tools.delete(callId);
+      if (callId) {
+        lane.tools.delete(callId);
+        boundedAdd(lane.endedTools, callId, MAX_ENDED_RUNS_PER_SESSION);
+      }
       emit(m, { cause });
       return;
     }
@@ -195,6 +215,7 @@ export class IdentityStage {
         }
       } else {
         // the clarify form card: caused by its own tool.requested
+        if (callId) lane.noCard.delete(callId);
         const ev = emit(m, { cause: callId ? lane.tools.get(callId) : undefined });
         if (callId && boundedSet(lane.clarify, callId, { id: ev.id, time: t, key: callId, run: ev.run }, MAX_PENDING_PER_SESSION)) {
           this.counters.evictions++;
@@ -205,10 +226,16 @@ export class IdentityStage {
     if (CARD_TERMINALS.has(m.type)) {
       const card = isApproval ? takeApproval(lane, approvalKey(x), callId) : takeClarify(lane, callId);
       if (!card) {
-        // No request seen (daemon restarted mid-card, or evicted): keep the
-        // fact, claim no pairing.
+        if (!isApproval && callId && lane.noCard.delete(callId)) {
+          // a clarify without a question raised no card: there is nothing to close
+          this.counters.suppressed++;
+          return;
+        }
+        // No request seen (evicted, or raised before the replay window): an
+        // attention terminal MUST name its request (AEP-0002 §7.1), which is
+        // unknown here, so the fact rides the vendor plane, structural only.
         this.counters.unpairedTerminals++;
-        emit(m);
+        emit(unpairedCard(m));
         return;
       }
       const latency = Math.max(0, Math.round(t - card.time));
@@ -256,6 +283,7 @@ export class IdentityStage {
         return;
       case 'session.ended':
         lane.ended = true;
+        this.opts.ended?.add(ev.session);
         lane.approvals.length = 0;
         lane.clarify.clear();
         return;
@@ -271,9 +299,10 @@ export class IdentityStage {
       case 'attention.requested':
         if (ev.data.kind === 'form' && ev.subject) {
           boundedSet(lane.clarify, ev.subject, { id: ev.id, time: t, key: ev.subject, run: ev.run }, MAX_PENDING_PER_SESSION);
-        } else if (ev.subject) {
+        } else if (ev.data.kind === 'permission' && ev.subject) {
           // approvals on a session lane were joined by session_key = the session id
           lane.approvals.push({ id: ev.id, time: t, key: `${ev.session}|${ev.subject}`, run: ev.run });
+          if (lane.approvals.length > MAX_PENDING_PER_SESSION) lane.approvals.shift();
         }
         return;
       case 'delegation.subagent.started':
@@ -291,6 +320,7 @@ export class IdentityStage {
       if (lane.currentRun === ev.run) lane.currentRun = [...lane.openRuns.keys()].pop();
     } else if (TOOL_TERMINALS.has(ev.type) && typeof callId === 'string') {
       lane.tools.delete(callId);
+      boundedAdd(lane.endedTools, callId, MAX_ENDED_RUNS_PER_SESSION);
     } else if (CARD_TERMINALS.has(ev.type) && ev.subject) {
       const i = lane.approvals.findIndex((c) => c.id === ev.subject);
       if (i >= 0) lane.approvals.splice(i, 1);
@@ -314,8 +344,9 @@ export class IdentityStage {
       this.lanes.delete(session); // re-insert: Map order is recency order
     } else {
       lane = newLane(session, now);
-      lane.seq = this.seqFloor.get(session) ?? 0;
+      lane.seq = this.seqFloor.get(session) ?? this.forgottenFloor;
       this.seqFloor.delete(session);
+      lane.ended = this.opts.ended?.has(session) ?? false;
     }
     lane.lastSeen = now;
     this.lanes.set(session, lane);
@@ -335,20 +366,37 @@ export class IdentityStage {
       victim ??= this.lanes.values().next().value;
       if (!victim) return;
       this.lanes.delete(victim.session);
-      boundedSet(this.seqFloor, victim.session, victim.seq, this.maxSessions * 10);
+      this.maxSeqEvicted = Math.max(this.maxSeqEvicted, victim.seq);
+      // once a floor is forgotten, new lanes start above every seq an evicted lane reached
+      if (boundedSet(this.seqFloor, victim.session, victim.seq, this.maxSessions * 10)) this.forgottenFloor = this.maxSeqEvicted;
       this.counters.evictions++;
     }
   }
+}
+
+/** An attention terminal whose request is unknown, as `x.hermes.attention.unpaired` (no free text). */
+function unpairedCard(m: MappedEvent): MappedEvent {
+  const answer = (m.data.answer ?? {}) as Record<string, unknown>;
+  const data: Record<string, unknown> = { of: m.type };
+  if (typeof m.data.resolution === 'string') data.resolution = m.data.resolution;
+  if (typeof answer.option === 'string') data.option = answer.option;
+  return { type: 'x.hermes.attention.unpaired', data, ...(m.subject ? { subject: m.subject } : {}) };
 }
 
 function approvalKey(x: Record<string, unknown>): string {
   return `${str(x.session_key) ?? ''}|${str(x.pattern_key) ?? ''}`;
 }
 
-/** Post → pre by (session_key, pattern_key), `tool_call_id` as tiebreaker, else oldest first. */
+/**
+ * Post → pre by (session_key, pattern_key), `tool_call_id` breaking ties: an
+ * exact call id match wins; a post naming a call id never takes a card raised
+ * for a DIFFERENT call; otherwise the oldest candidate.
+ */
 function takeApproval(lane: SessionLane, key: string, callId: string | undefined): PendingCard | undefined {
   const candidates = lane.approvals.filter((c) => c.key === key);
-  const card = (callId ? candidates.find((c) => c.toolCallId === callId) : undefined) ?? candidates[0];
+  const card = callId
+    ? (candidates.find((c) => c.toolCallId === callId) ?? candidates.find((c) => c.toolCallId === undefined))
+    : candidates[0];
   if (card) lane.approvals.splice(lane.approvals.indexOf(card), 1);
   return card;
 }

@@ -25,6 +25,10 @@ export interface SessionLane {
   readonly openRuns: Map<string, string>;
   readonly endedRuns: Set<string>;
   readonly tools: Map<string, string>;
+  /** tool calls that reached their terminal: a repeated post is not a second terminal */
+  readonly endedTools: Set<string>;
+  /** clarify calls whose pre raised no card (no question): their outcome has no card to close */
+  readonly noCard: Set<string>;
   readonly approvals: PendingCard[];
   readonly clarify: Map<string, PendingCard>;
   readonly delegations: Map<string, string>;
@@ -39,6 +43,8 @@ export function newLane(session: string, now: number): SessionLane {
     openRuns: new Map(),
     endedRuns: new Set(),
     tools: new Map(),
+    endedTools: new Set(),
+    noCard: new Set(),
     approvals: [],
     clarify: new Map(),
     delegations: new Map(),

@@ -39,7 +39,12 @@ export function flattenChoice(c: unknown): string {
 /** The choices the user is shown: flattened, empties dropped, capped; `undefined` = open-ended. */
 export function normalizeChoices(raw: unknown): string[] | undefined {
   if (!Array.isArray(raw)) return undefined;
-  const out = raw.map(flattenChoice).filter((s) => s.length > 0).slice(0, MAX_CHOICES);
+  const out: string[] = [];
+  for (const c of raw) {
+    if (out.length === MAX_CHOICES) break;
+    const s = flattenChoice(c);
+    if (s.length > 0) out.push(s);
+  }
   return out.length > 0 ? out : undefined;
 }
 
@@ -87,7 +92,8 @@ function parseResult(result: unknown): ClarifyResult | undefined {
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return undefined;
   const p = parsed as Record<string, unknown>;
   if (!('user_response' in p)) return undefined;
-  const choices = Array.isArray(p.choices_offered) ? p.choices_offered.filter((c): c is string => typeof c === 'string') : undefined;
+  // bounded like the vendor's own menu: a hostile result cannot make matching quadratic
+  const choices = Array.isArray(p.choices_offered) ? p.choices_offered.slice(0, MAX_CHOICES).filter((c): c is string => typeof c === 'string') : undefined;
   return { choices, response: p.user_response };
 }
 
@@ -112,7 +118,7 @@ export function mapClarifyOutcome(env: HookEnvelope, policy: CapturePolicy, outc
   if (!parsed) return [];
   const { response, choices } = parsed;
   if (Array.isArray(response)) {
-    const picked = response.filter((r): r is string => typeof r === 'string');
+    const picked = response.slice(0, MAX_CHOICES + 1).filter((r): r is string => typeof r === 'string');
     if (picked.length === 0) return [ev('attention.resolved', { resolution: 'dismissed' })];
     const values = picked.map((r) => answerValue(policy, r, choices)).filter((v): v is string => v !== undefined);
     return [ev('attention.answered', { answer: { values: values.length ? { [FIELD_ID]: values } : {} }, via: 'oob' })];

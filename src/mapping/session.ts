@@ -16,5 +16,7 @@ export function mapSessionFinalize(_env: HookEnvelope, _policy: CapturePolicy): 
 
 /** `on_session_reset` carries the SUCCESSOR's id: a vendor-plane fact, never an end. */
 export function mapSessionReset(env: HookEnvelope, _policy: CapturePolicy): MappedEvent[] {
-  return [{ type: 'x.hermes.session.reset', data: compact({ reason: str(extraOf(env).reason) }) }];
+  // a vendor reason code (`new_session`, …): identifier-shaped, else left out
+  const reason = str(extraOf(env).reason);
+  return [{ type: 'x.hermes.session.reset', data: compact({ reason: reason && /^[a-z0-9_.-]{1,64}$/i.test(reason) ? reason : undefined }) }];
 }

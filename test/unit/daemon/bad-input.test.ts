@@ -6,6 +6,7 @@ import { JsonlLogSink } from '../../../src/sinks/jsonl-log-sink.js';
 import { tempDir } from '../../support/processes.js';
 import { MARKER, SENTINEL } from '../../support/scripted-session.js';
 import type { LogFields } from '../../../src/daemon/log.js';
+import { str } from '../../../src/hermes/envelope.js';
 
 const post = (d: ReturnType<typeof inProcessDaemon>, payload: string, type = 'application/json') =>
   d.app.inject({ method: 'POST', url: '/hook', payload, headers: { 'content-type': type } });
@@ -111,7 +112,8 @@ describe('bad input: a clear refusal or an honest mapping, never a crash, never 
     for (const f of files) {
       expect(f).toMatch(/^[A-Za-z0-9_%~-]+\.jsonl$/);
       const ev = JSON.parse(readFileSync(path.join(root, 'hermes', f), 'utf8').trim());
-      expect(ids).toContain(ev.session);
+      // over 256 characters an id keeps a prefix plus a hash of the whole (bounded, still distinct)
+      expect(ids.map((i) => str(i))).toContain(ev.session);
     }
     expect(readdirSync(root)).toEqual(['hermes']);
   });
@@ -128,6 +130,23 @@ describe('bad input: a clear refusal or an honest mapping, never a crash, never 
     expect(h.drift).toMatchObject({ missing: 2, mismatched: 1 });
     expect(lines).toHaveLength(2);
     expect(lines[1]).toMatchObject({ got: 'hermes.observer.v2' });
+  });
+
+  it('a body nested deeper than 64 levels → 400 with a reason, and nothing recursive ever sees it', async () => {
+    const d = daemon();
+    const deep = `${'{"a":'.repeat(5000)}{}${'}'.repeat(5000)}`;
+    const r = await post(d, envelope({ tool_input: 'DEEP' }).replace('"DEEP"', deep));
+    expect(r.statusCode).toBe(400);
+    expect(r.json().error).toBe('too_deep');
+    expect((await post(d, envelope())).statusCode).toBe(200);
+  });
+
+  it('__proto__ / constructor keys are stripped, not refused; a lone surrogate in a session id is repaired', async () => {
+    const d = daemon();
+    const r = await post(d, '{"hook_event_name":"pre_tool_call","tool_name":"x","tool_input":{"__proto__":{"polluted":1},"constructor":{"prototype":{"p":1}}},"session_id":"s\\ud800x","extra":{"tool_call_id":"c1"}}');
+    expect(r.statusCode).toBe(200);
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+    expect(d.memory.events.at(-1)?.session).toBe('s\ufffdx');
   });
 
   it('unknown routes → 404; healthz → ok', async () => {

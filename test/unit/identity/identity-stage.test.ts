@@ -98,3 +98,60 @@ describe('identity stage', () => {
     expect(s.counters.evictions).toBeGreaterThan(0);
   });
 });
+
+describe('identity stage: the edges a review found', () => {
+  it('an attention outcome whose request is unknown rides x.hermes.attention.unpaired, never a wrong subject', () => {
+    const { s, feed } = stage();
+    feed('on_session_start', 's');
+    const [ev] = feed('post_approval_response', '', { session_key: 's', pattern_key: 'rm', choice: 'once' });
+    expect(ev).toMatchObject({ type: 'x.hermes.attention.unpaired', subject: 'rm', data: { of: 'attention.answered', option: 'once' } });
+    expect(s.counters.unpairedTerminals).toBe(1);
+  });
+
+  it('a clarify without a question raised no card, so its outcome closes nothing', () => {
+    const { s, feed } = stage();
+    feed('pre_tool_call', 's', { tool_call_id: 'q', turn_id: 't' }, { tool_name: 'clarify', tool_input: {} });
+    const out = feed('post_tool_call', 's', { tool_call_id: 'q', turn_id: 't', status: 'blocked' }, { tool_name: 'clarify' });
+    expect(out.map((e) => e.type)).toEqual(['tool.denied']);
+    expect(s.counters.suppressed).toBe(1);
+  });
+
+  it("an approval answer naming a tool call never takes another call's card", () => {
+    const { feed } = stage();
+    feed('on_session_start', 's');
+    const a = feed('pre_approval_request', '', { session_key: 's', pattern_key: 'rm', tool_call_id: 'c1' })[0]!;
+    const [ev] = feed('post_approval_response', '', { session_key: 's', pattern_key: 'rm', tool_call_id: 'c9', choice: 'deny' });
+    expect(ev?.type).toBe('x.hermes.attention.unpaired');
+    const [ok] = feed('post_approval_response', '', { session_key: 's', pattern_key: 'rm', tool_call_id: 'c1', choice: 'once' });
+    expect(ok).toMatchObject({ type: 'attention.answered', subject: a.id });
+  });
+
+  it('a repeated post_tool_call is not a second terminal', () => {
+    const { s, feed } = stage();
+    feed('pre_tool_call', 's', { tool_call_id: 'c', turn_id: 't' }, { tool_name: 'x' });
+    expect(feed('post_tool_call', 's', { tool_call_id: 'c', turn_id: 't', status: 'ok' }, { tool_name: 'x' })).toHaveLength(1);
+    expect(feed('post_tool_call', 's', { tool_call_id: 'c', turn_id: 't', status: 'error' }, { tool_name: 'x' })).toEqual([]);
+    expect(s.counters.duplicateTerminals).toBe(1);
+  });
+
+  it('a resumed session finalized again: its new cards are dismissed, no second session.ended', () => {
+    const { feed } = stage();
+    feed('on_session_finalize', 's');
+    feed('pre_tool_call', 's', { tool_call_id: 'q', turn_id: 't2' }, { tool_name: 'clarify', tool_input: { question: 'ok?' } });
+    expect(feed('on_session_finalize', 's').map((e) => [e.type, e.data.resolution])).toEqual([['attention.resolved', 'dismissed']]);
+  });
+
+  it('an ended session stays ended after its lane is evicted (the persisted index)', () => {
+    const endedSet = new Set<string>();
+    let n = 0;
+    const st = new IdentityStage({ epoch: 0, host: 'h', policy: defaultPolicy(), newId: () => `i${++n}`, maxSessions: 1, ended: { has: (x) => endedSet.has(x), add: (x) => void endedSet.add(x) } });
+    const go = (hook: string, session: string) => {
+      const env = hookEnvelopeSchema.parse({ hook_event_name: hook, session_id: session, extra: {} });
+      return st.process(env, mapHook(env, defaultPolicy()), new Date(0));
+    };
+    expect(go('on_session_finalize', 'a')).toHaveLength(1);
+    go('on_session_start', 'b'); // evicts a
+    expect(go('on_session_finalize', 'a')).toEqual([]);
+    expect(endedSet.has('a')).toBe(true);
+  });
+});

@@ -1,0 +1,72 @@
+import { appendFile, mkdir, readFile } from 'node:fs/promises';
+import path from 'node:path';
+
+const MAX_REMEMBERED = 100_000;
+const MAX_PENDING_WRITES = 1_000;
+
+/**
+ * Sessions that already ended, remembered across restarts and beyond the
+ * in-memory lanes: terminal exclusivity holds "across all epochs" (AEP-0002
+ * §2.5), and Hermes finalizes a resumed session again in every process.
+ * One id per line in `{stateDir}/ended-sessions`; the newest 100,000 are kept.
+ */
+export class EndedSessions {
+  private readonly ids = new Set<string>();
+  private readonly file: string;
+  private tail: Promise<void> = Promise.resolve();
+  private pending = 0;
+  dropped = 0;
+
+  constructor(stateDir: string) {
+    this.file = path.join(stateDir, 'ended-sessions');
+  }
+
+  async load(): Promise<void> {
+    let text = '';
+    try {
+      text = await readFile(this.file, 'utf8');
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    }
+    for (const line of text.split('\n')) if (line) this.remember(JSON.parse(line) as string);
+  }
+
+  has(session: string): boolean {
+    return this.ids.has(session);
+  }
+
+  add(session: string): void {
+    if (this.ids.has(session)) return;
+    this.remember(session);
+    if (this.pending >= MAX_PENDING_WRITES) {
+      this.dropped++;
+      return;
+    }
+    this.pending++;
+    const line = `${JSON.stringify(session)}\n`;
+    this.tail = this.tail
+      .then(async () => {
+        await mkdir(path.dirname(this.file), { recursive: true, mode: 0o700 });
+        await appendFile(this.file, line, { mode: 0o600 });
+      })
+      .catch(() => {
+        this.dropped++;
+      })
+      .finally(() => {
+        this.pending--;
+      });
+  }
+
+  flush(): Promise<void> {
+    return this.tail;
+  }
+
+  private remember(session: string): void {
+    this.ids.delete(session);
+    this.ids.add(session);
+    if (this.ids.size > MAX_REMEMBERED) {
+      const oldest = this.ids.values().next();
+      if (!oldest.done) this.ids.delete(oldest.value);
+    }
+  }
+}

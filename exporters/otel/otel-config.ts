@@ -13,6 +13,10 @@ const envSchema = z.object({
   AEP_OTEL_FILE: z.string().min(1).optional(),
   AEP_OTEL_SHUTDOWN_TIMEOUT_MS: int(100, 120_000).default(5_000),
   AEP_OTEL_MAX_OPEN_UNITS: int(10, 1_000_000).default(10_000),
+  OTEL_TRACES_SAMPLER: z
+    .enum(['always_on', 'always_off', 'traceidratio', 'parentbased_always_on', 'parentbased_always_off', 'parentbased_traceidratio'])
+    .optional(),
+  OTEL_TRACES_SAMPLER_ARG: z.coerce.number().min(0).max(1).optional(),
   OTEL_BSP_SCHEDULE_DELAY: int(0, 600_000).default(5_000),
   OTEL_BSP_MAX_QUEUE_SIZE: int(1, 1_000_000).default(2_048),
   OTEL_BSP_MAX_EXPORT_BATCH_SIZE: int(1, 1_000_000).default(512),

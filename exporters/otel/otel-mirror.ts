@@ -37,6 +37,7 @@ export class OtelMirror implements EventSink {
   private droppedQueueFull = 0;
   private sampledOut = 0;
   private replayed = 0;
+  private replayDiscarded = 0;
   private timer: NodeJS.Timeout | undefined;
   private shut: Promise<void> | undefined;
 
@@ -51,9 +52,13 @@ export class OtelMirror implements EventSink {
     this.now = opts.now ?? Date.now;
   }
 
-  /** Close what the restore left idle, then start the idle sweep. */
+  /**
+   * Start the idle sweep. Units the restore left idle are dropped, not
+   * exported: the previous process may already have closed and exported them
+   * (same ids), and a duplicate span is worse than a missing one.
+   */
   start(): void {
-    this.enqueue(this.builder.sweep(this.now(), this.opts.config.idleMs));
+    this.replayDiscarded += this.builder.sweep(this.now(), this.opts.config.idleMs).length;
     const every = Math.max(1_000, Math.min(60_000, Math.floor(this.opts.config.idleMs / 4)));
     this.timer = setInterval(() => this.enqueue(this.builder.sweep(this.now(), this.opts.config.idleMs)), every);
     this.timer.unref();
@@ -127,6 +132,8 @@ export class OtelMirror implements EventSink {
       spans_dropped_queue_full: this.droppedQueueFull,
       spans_dropped: e.failed + this.droppedQueueFull,
       replayed_events: this.replayed,
+      replay_discarded_units: this.replayDiscarded,
+      late_events: this.builder.counters.late,
       ...(e.lastError ? { last_error: e.lastError } : {}),
     };
   }

@@ -1,4 +1,4 @@
-import type { AepEvent } from '../../src/aep/event.js';
+import { UNKNOWN_SESSION, type AepEvent } from '../../src/aep/event.js';
 import { captureRank, minCapture, type CaptureLevel } from '../../src/capture/levels.js';
 import { downlevel } from '../../src/capture/downlevel.js';
 import type { CaptureEvent } from '../../src/capture/types.js';
@@ -16,7 +16,9 @@ export interface SpanCtx {
 }
 
 type UnitKind = 'run' | 'tool' | 'card' | 'delegation';
-type Outcome = 'complete' | 'session_ended' | 'idle' | 'evicted';
+type Outcome = 'complete' | 'session_ended' | 'idle' | 'evicted' | 'superseded';
+/** children close before their parents */
+const ORDER: readonly UnitKind[] = ['card', 'tool', 'delegation', 'run'];
 
 interface Unit {
   readonly key: string;
@@ -44,6 +46,8 @@ export interface BuilderOptions {
 }
 
 export interface BuilderCounters {
+  /** events for a unit that was already closed (idle, evicted, session end): counted, not re-spanned */
+  late: number;
   finished: number;
   incomplete: number;
   evicted: number;
@@ -52,6 +56,7 @@ export interface BuilderCounters {
 }
 
 const MAX_REMEMBERED = 50_000;
+const MAX_DATA_CHARS = 16_384;
 
 /**
  * Derives spans from the AEP stream (AEP-0005 §3.1's start/finish synthesis
@@ -61,7 +66,7 @@ const MAX_REMEMBERED = 50_000;
  * `sweep`); it returns finished spans, it does not export them.
  */
 export class SpanBuilder {
-  readonly counters: BuilderCounters = { finished: 0, incomplete: 0, evicted: 0, unattached: 0 };
+  readonly counters: BuilderCounters = { late: 0, finished: 0, incomplete: 0, evicted: 0, unattached: 0 };
   private readonly open = new Map<string, Unit>();
   private readonly eventCtx = new Map<string, SpanCtx>();
   private readonly lastRun = new Map<string, SpanCtx>();
@@ -69,6 +74,8 @@ export class SpanBuilder {
   private readonly sampledByTrace = new Map<string, boolean>();
   /** last event time per session: a unit is idle when its whole session is */
   private readonly sessionLast = new Map<string, number>();
+  /** units already closed (and exported): a late event must not mint a second span with the same id */
+  private readonly closedMap = new Map<string, true>();
   private readonly maxOpen: number;
   private readonly maxEvents: number;
 
@@ -92,6 +99,9 @@ export class SpanBuilder {
     let unit: Unit | undefined;
     switch (ev.type) {
       case 'run.started':
+        // a session runs one turn at a time: an older run still open never got its terminal
+        // (a failed model call ends a Hermes turn without on_session_end), so it closes here
+        if (ev.run) finished.push(...this.supersede(ev.session, ev.run, t));
         unit = ev.run ? this.openRun(ev, t) : undefined;
         break;
       case 'run.finished':
@@ -136,9 +146,13 @@ export class SpanBuilder {
       return { finished };
     }
     this.addEvent(unit, ev, t);
-    const { attrs, status } = terminalAttrs(ev);
-    Object.assign(unit.attributes, attrs);
-    if (status) unit.status = status;
+    // outcome attributes only from the unit's OWN events (a tool failure riding
+    // on its run for want of a call id must not mark the run failed)
+    if (ownKind(ev.type) === unit.kind || (unit.kind === 'run' && ev.type === 'x.hermes.api.error')) {
+      const { attrs, status } = terminalAttrs(ev);
+      Object.assign(unit.attributes, attrs);
+      if (status) unit.status = status;
+    }
     if (isTerminal(ev.type, unit.kind)) finished.push(this.finish(unit, t, 'complete'));
     finished.push(...this.evictOverflow());
     return { ctx: unit.ctx, finished };
@@ -175,10 +189,11 @@ export class SpanBuilder {
     return this.ctxOf(traceIdFor(session, run), runSpanId(session, run), 'run');
   }
 
-  private openRun(ev: AepEvent, t: number, startKnown = true): Unit {
+  private openRun(ev: AepEvent, t: number, startKnown = true): Unit | undefined {
     const key = runKey(ev.session, ev.run!);
     const existing = this.open.get(key);
     if (existing) return existing;
+    if (!this.mayOpen(key)) return undefined;
     const ctx = this.runCtx(ev.session, ev.run!);
     const unit = this.create({ key, kind: 'run', session: ev.session, ctx, name: 'invoke_agent hermes', startMs: t, startKnown, attributes: runStartAttrs(ev) });
     // a session is walkable turn by turn; a delegated session points at its delegation
@@ -196,6 +211,7 @@ export class SpanBuilder {
     const key = toolKey(ev.session, id);
     const existing = this.open.get(key);
     if (existing) return existing;
+    if (!this.mayOpen(key)) return undefined;
     const parent = ev.run ? this.runCtx(ev.session, ev.run) : undefined;
     const traceId = parent?.traceId ?? orphanTraceId(ev.session, `tool:${id}`);
     const name = `execute_tool ${toolName(ev) ?? 'unknown'}`;
@@ -215,7 +231,8 @@ export class SpanBuilder {
   private openCard(ev: AepEvent, t: number): Unit {
     // child of the tool span it belongs to (its cause), else of its run
     const cause = ev.cause ? this.eventCtx.get(ev.cause) : undefined;
-    const parent = cause?.kind === 'tool' ? cause : ev.run ? this.runCtx(ev.session, ev.run) : undefined;
+    // the unknown lane (approvals no session claimed) has no run spans to hang a card under
+    const parent = cause?.kind === 'tool' ? cause : ev.run && ev.session !== UNKNOWN_SESSION ? this.runCtx(ev.session, ev.run) : undefined;
     const traceId = parent?.traceId ?? orphanTraceId(ev.session, `card:${ev.id}`);
     const kind = typeof ev.data.kind === 'string' ? ev.data.kind : 'other';
     return this.create({
@@ -237,6 +254,7 @@ export class SpanBuilder {
     const key = delegationKey(ev.session, child);
     const existing = this.open.get(key);
     if (existing) return existing;
+    if (!this.mayOpen(key)) return undefined;
     const parent = ev.run ? this.runCtx(ev.session, ev.run) : undefined;
     const traceId = parent?.traceId ?? orphanTraceId(ev.session, `delegation:${child}`);
     const unit = this.create({
@@ -254,6 +272,13 @@ export class SpanBuilder {
     return unit;
   }
 
+  /** A unit may open unless it was already closed (then its late events are counted, not re-spanned). */
+  private mayOpen(key: string): boolean {
+    if (!this.closedMap.has(key)) return true;
+    this.counters.late++;
+    return false;
+  }
+
   private create(u: Omit<Unit, 'lastMs' | 'events' | 'droppedEvents' | 'links' | 'status'>): Unit {
     const unit: Unit = { ...u, lastMs: u.startMs, events: [], droppedEvents: 0, links: [], status: { code: 'unset' } };
     if (!u.startKnown) unit.attributes['aep.start_unknown'] = true;
@@ -269,7 +294,12 @@ export class SpanBuilder {
     const level = minCapture(ev.capture, this.opts.ceiling);
     if (captureRank(level) >= captureRank('redacted')) {
       const data = downlevel(ev as unknown as CaptureEvent, level).data;
-      if (data && Object.keys(data).length > 0) attributes['aep.data'] = JSON.stringify(data);
+      if (data && Object.keys(data).length > 0) {
+        const json = JSON.stringify(data);
+        // bounded: open spans hold their events in memory until they end
+        if (json.length <= MAX_DATA_CHARS) attributes['aep.data'] = json;
+        else attributes['aep.data.omitted_chars'] = json.length;
+      }
     }
     if (unit.events.length < this.maxEvents) unit.events.push({ name: ev.type, timeMs: t, attributes });
     else unit.droppedEvents++;
@@ -283,6 +313,7 @@ export class SpanBuilder {
 
   private finish(unit: Unit, endMs: number, outcome: Outcome): SpanRecord {
     this.open.delete(unit.key);
+    remember(this.closedMap, unit.key, true);
     this.counters.finished++;
     const attributes = { ...unit.attributes };
     if (outcome !== 'complete') {
@@ -306,11 +337,20 @@ export class SpanBuilder {
     };
   }
 
+  /** Close the session's other open runs, and their children, as incomplete (`superseded`). */
+  private supersede(session: string, run: string, t: number): SpanRecord[] {
+    const stale = [...this.open.values()].filter((u) => u.session === session && u.kind === 'run' && u.key !== runKey(session, run));
+    if (stale.length === 0) return [];
+    const traces = new Set(stale.map((u) => u.ctx.traceId));
+    const units = [...this.open.values()].filter((u) => u.session === session && traces.has(u.ctx.traceId));
+    units.sort((a, b) => ORDER.indexOf(a.kind) - ORDER.indexOf(b.kind));
+    return units.map((u) => this.finish(u, u.lastMs, 'superseded'));
+  }
+
   /** The session's end closes every unit it left open, children before their parents. */
   private closeSession(session: string, t: number): SpanRecord[] {
-    const order: UnitKind[] = ['card', 'tool', 'delegation', 'run'];
     const units = [...this.open.values()].filter((u) => u.session === session);
-    units.sort((a, b) => order.indexOf(a.kind) - order.indexOf(b.kind));
+    units.sort((a, b) => ORDER.indexOf(a.kind) - ORDER.indexOf(b.kind));
     return units.map((u) => this.finish(u, t, 'session_ended'));
   }
 
@@ -338,6 +378,15 @@ function callId(ev: AepEvent): string | undefined {
 function toolName(ev: AepEvent): string | undefined {
   const n = (ev.data.tool as Record<string, unknown> | undefined)?.name;
   return typeof n === 'string' && /^[A-Za-z0-9_.:-]{1,128}$/.test(n) ? n : undefined;
+}
+
+/** The kind of unit an AEP type belongs to, if it has one. */
+function ownKind(type: string): UnitKind | undefined {
+  if (type.startsWith('run.')) return 'run';
+  if (type.startsWith('tool.')) return 'tool';
+  if (type.startsWith('attention.')) return 'card';
+  if (type.startsWith('delegation.')) return 'delegation';
+  return undefined;
 }
 
 function isTerminal(type: string, kind: UnitKind): boolean {

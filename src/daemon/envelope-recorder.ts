@@ -3,6 +3,7 @@ import path from 'node:path';
 import { safeFileName } from '../sinks/safe-file-name.js';
 
 const MAX_PENDING = 1_000;
+const MAX_PENDING_BYTES = 256 * 1024 * 1024;
 
 /**
  * The opt-in recording switch (`AEP_RECORD_DIR`): every valid envelope Hermes
@@ -15,18 +16,20 @@ export class EnvelopeRecorder {
   recorded = 0;
   dropped = 0;
   private pending = 0;
+  private pendingBytes = 0;
   private tail: Promise<void> = Promise.resolve();
 
   constructor(private readonly dir: string) {}
 
   record(raw: unknown, session: string | null | undefined): void {
-    if (this.pending >= MAX_PENDING) {
+    const file = path.join(this.dir, `${safeFileName(session || 'no-session')}.jsonl`);
+    const line = `${JSON.stringify(raw)}\n`;
+    if (this.pending >= MAX_PENDING || (this.pendingBytes + line.length > MAX_PENDING_BYTES && this.pending > 0)) {
       this.dropped++;
       return;
     }
     this.pending++;
-    const file = path.join(this.dir, `${safeFileName(session || 'no-session')}.jsonl`);
-    const line = `${JSON.stringify(raw)}\n`;
+    this.pendingBytes += line.length;
     this.tail = this.tail
       .then(async () => {
         await mkdir(this.dir, { recursive: true, mode: 0o700 });
@@ -38,6 +41,7 @@ export class EnvelopeRecorder {
       })
       .finally(() => {
         this.pending--;
+        this.pendingBytes -= line.length;
       });
   }
 

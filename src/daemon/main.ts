@@ -14,9 +14,13 @@ import { EnvelopeRecorder } from './envelope-recorder.js';
 import { buildServer } from './server.js';
 
 export const VERSION = '0.1.0';
-const SHUTDOWN_TIMEOUT_MS = 5_000;
+/** the log sink's own flush deadline (sinks/jsonl-log-sink.ts), plus a margin */
+const LOG_FLUSH_MS = 10_000;
+const SHUTDOWN_MARGIN_MS = 2_000;
 
 export interface RunningDaemon {
+  /** how long a graceful stop may take: the mirror's flush, the log's, a margin */
+  readonly shutdownBudgetMs: number;
   readonly url: string;
   readonly epoch: number;
   readonly bus: EventBus;
@@ -60,7 +64,7 @@ export async function startDaemon(config: DaemonConfig, log: Logger, env: NodeJS
   }
   bus.add(new JsonlLogSink(config.logDir, config.logQueueMax));
   const drift = new DriftWatch(log);
-  const pipeline = new HookPipeline(config.policy, identity, bus, drift);
+  const pipeline = new HookPipeline(config.policy, identity, bus, drift, undefined, log);
   const recorder = config.recordDir ? new EnvelopeRecorder(config.recordDir) : undefined;
   if (recorder) log.warn('recording raw hermes envelopes (content-bearing) because AEP_RECORD_DIR is set', { dir: config.recordDir });
   const started = Date.now();
@@ -90,6 +94,7 @@ export async function startDaemon(config: DaemonConfig, log: Logger, env: NodeJS
   log.info('hermes-aep daemon listening', { url, epoch, capture: config.policy.ceiling });
   let closing: Promise<void> | undefined;
   return {
+    shutdownBudgetMs: (exporter ? otel.shutdownTimeoutMs : 0) + LOG_FLUSH_MS + SHUTDOWN_MARGIN_MS,
     url,
     epoch,
     bus,
@@ -124,7 +129,7 @@ export async function main(): Promise<void> {
     const timer = setTimeout(() => {
       log.warn('shutdown timed out; exiting');
       process.exit(1);
-    }, SHUTDOWN_TIMEOUT_MS);
+    }, daemon.shutdownBudgetMs);
     timer.unref();
     void daemon.close().then(() => process.exit(0));
   };

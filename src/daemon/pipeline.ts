@@ -5,6 +5,7 @@ import type { IdentityStage } from '../identity/identity-stage.js';
 import type { EventBus } from '../sinks/event-bus.js';
 import type { AepEvent } from '../aep/event.js';
 import type { DriftWatch } from './drift.js';
+import type { Logger } from './log.js';
 
 /**
  * One hook, start to finish: drift check → pure mapping → identity → bus.
@@ -20,6 +21,7 @@ export class HookPipeline {
     private readonly bus: EventBus,
     private readonly drift: DriftWatch,
     private readonly clock: () => Date = () => new Date(),
+    private readonly log?: Logger,
   ) {}
 
   handle(env: HookEnvelope): AepEvent[] {
@@ -27,6 +29,8 @@ export class HookPipeline {
     this.drift.check(env);
     const events = this.identity.process(env, mapHook(env, this.policy), this.clock());
     this.bus.publish(events);
+    // AEP_DEBUG: the hook name and the event types and seqs it became; structural only
+    this.log?.debug('hook mapped', { hook: /^[a-z0-9_]{1,64}$/.test(env.hook_event_name) ? env.hook_event_name : 'other', events: events.map((e) => `${e.type}#${e.seq}`).join(',') });
     return events;
   }
 }

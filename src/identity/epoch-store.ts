@@ -27,5 +27,12 @@ export async function bumpEpoch(stateDir: string): Promise<number> {
     await fh.close();
   }
   await rename(tmp, file);
+  // the rename itself must survive a power loss, or an old epoch could come back
+  const dir = await open(stateDir, 'r');
+  try {
+    await dir.sync();
+  } finally {
+    await dir.close();
+  }
   return next;
 }

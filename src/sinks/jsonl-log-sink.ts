@@ -23,13 +23,18 @@ export class JsonlLogSink implements EventSink {
   private readonly dir: string;
   private readonly files = new Map<string, OpenFile>();
   private queued = 0;
+  private queuedBytes = 0;
   private written = 0;
   private dropped = 0;
   private errors = 0;
   private closed = false;
   private lastError: string | undefined;
 
-  constructor(root: string, private readonly queueMax: number) {
+  constructor(
+    root: string,
+    private readonly queueMax: number,
+    private readonly maxBytes = 256 * 1024 * 1024,
+  ) {
     this.dir = path.resolve(root, 'hermes');
   }
 
@@ -39,8 +44,14 @@ export class JsonlLogSink implements EventSink {
         this.dropped++;
         continue;
       }
-      this.queued++;
       const line = `${JSON.stringify(ev)}\n`;
+      // bounded in bytes too: one line at capture full can be a whole tool result
+      if (this.queuedBytes + line.length > this.maxBytes && this.queued > 0) {
+        this.dropped++;
+        continue;
+      }
+      this.queued++;
+      this.queuedBytes += line.length;
       void this.append(ev.session, line);
     }
   }
@@ -62,6 +73,7 @@ export class JsonlLogSink implements EventSink {
       this.lastError = (err as NodeJS.ErrnoException).code ?? 'write failed';
     } finally {
       this.queued--;
+      this.queuedBytes -= line.length;
     }
   }
 
@@ -129,6 +141,7 @@ export class JsonlLogSink implements EventSink {
     return {
       written: this.written,
       queued: this.queued,
+      queued_bytes: this.queuedBytes,
       dropped: this.dropped,
       errors: this.errors,
       ...(this.lastError ? { last_error: this.lastError } : {}),

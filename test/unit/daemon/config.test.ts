@@ -34,3 +34,11 @@ describe('settings', () => {
     expect(() => loadConfig({ AEP_CAPTURE: 'everything' })).toThrow(/AEP_CAPTURE/);
   });
 });
+
+describe('sampler settings are validated like the rest', () => {
+  it('an unknown sampler or an out-of-range ratio stops the daemon with the variable named', () => {
+    expect(() => loadOtelConfig('/l', { OTEL_TRACES_SAMPLER: 'sometimes' })).toThrow(/OTEL_TRACES_SAMPLER/);
+    expect(() => loadOtelConfig('/l', { OTEL_TRACES_SAMPLER: 'traceidratio', OTEL_TRACES_SAMPLER_ARG: '2' })).toThrow(/OTEL_TRACES_SAMPLER_ARG/);
+    expect(loadOtelConfig('/l', { OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.25' }).exporter).toBe('file');
+  });
+});

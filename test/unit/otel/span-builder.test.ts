@@ -46,11 +46,41 @@ describe('span builder', () => {
   it('open units are bounded: the oldest is evicted as incomplete', () => {
     const b = new SpanBuilder({ sampler: always, ceiling: 'metadata', maxOpenUnits: 10 });
     const finished = [];
-    for (let i = 0; i < 25; i++) finished.push(...b.accept(ev('run.started', { t: i, run: `r${i}` })).finished);
+    for (let i = 0; i < 25; i++) finished.push(...b.accept(ev('run.started', { t: i, run: `r${i}`, session: `s${i}` })).finished);
     expect(b.openUnits).toBe(10);
     expect(finished).toHaveLength(15);
     expect(finished.every((s) => s.attributes['aep.incomplete.reason'] === 'evicted')).toBe(true);
     expect(b.counters.evicted).toBe(15);
+  });
+
+  it('a unit closed idle is never spanned twice: its late terminal is counted, not re-exported', () => {
+    const b = new SpanBuilder({ sampler: always, ceiling: 'metadata' });
+    b.accept(ev('run.started', { t: 0, run: 'r1' }));
+    b.accept(ev('tool.requested', { t: 1, run: 'r1', data: { tool: { name: 'make', call_id: 'c1' } } }));
+    expect(b.sweep(10_000, 1000)).toHaveLength(2);
+    expect(b.accept(ev('tool.completed', { t: 20_000, run: 'r1', data: { tool: { name: 'make', call_id: 'c1' } } })).finished).toEqual([]);
+    expect(b.accept(ev('run.finished', { t: 20_001, run: 'r1' })).finished).toEqual([]);
+    expect(b.counters.late).toBe(2);
+  });
+
+  it('a new turn of a session closes an older turn left open (a failed model call ends a turn without on_session_end)', () => {
+    const b = new SpanBuilder({ sampler: always, ceiling: 'metadata' });
+    b.accept(ev('run.started', { t: 0, run: 'r1' }));
+    b.accept(ev('tool.requested', { t: 1, run: 'r1', data: { tool: { name: 'x', call_id: 'c1' } } }));
+    const { finished } = b.accept(ev('run.started', { t: 5, run: 'r2' }));
+    expect(finished.map((s) => [s.name, s.attributes['aep.incomplete.reason']])).toEqual([
+      ['execute_tool x', 'superseded'],
+      ['invoke_agent hermes', 'superseded'],
+    ]);
+    expect(b.openUnits).toBe(1);
+  });
+
+  it("a tool outcome riding on its run (no call id, e.g. at capture none) does not change the run's status", () => {
+    const b = new SpanBuilder({ sampler: always, ceiling: 'metadata' });
+    b.accept(ev('run.started', { t: 0, run: 'r1' }));
+    b.accept(ev('tool.failed', { t: 1, run: 'r1', data: {} }));
+    const [run] = b.accept(ev('run.finished', { t: 2, run: 'r1' })).finished;
+    expect([run!.status.code, run!.attributes['error.type'], run!.events.map((e) => e.name)]).toEqual(['unset', undefined, ['run.started', 'tool.failed', 'run.finished']]);
   });
 
   it('a terminal whose start was never seen still yields one span, flagged start-unknown', () => {

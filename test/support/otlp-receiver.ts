@@ -1,25 +1,15 @@
 import { createServer, type Server } from 'node:http';
 import { gunzipSync } from 'node:zlib';
+import { decodeAttrs, type OtlpSpanCore } from './otlp-json.js';
 
 /** One span as it arrived over OTLP/JSON, attributes decoded to plain values. */
-export interface ReceivedSpan {
-  traceId: string;
-  spanId: string;
-  parentSpanId?: string;
-  name: string;
-  attributes: Record<string, unknown>;
-  links: { traceId: string; spanId: string; attributes: Record<string, unknown> }[];
+export interface ReceivedSpan extends OtlpSpanCore {
   events: { name: string; attributes: Record<string, unknown> }[];
   status: { code?: number; message?: string };
   startTimeUnixNano: string;
   endTimeUnixNano: string;
-  resource: Record<string, unknown>;
 }
 
-type AnyValue = { stringValue?: string; intValue?: string | number; boolValue?: boolean; doubleValue?: number; arrayValue?: { values?: AnyValue[] } };
-const value = (v: AnyValue): unknown =>
-  v.stringValue ?? (v.intValue !== undefined ? Number(v.intValue) : undefined) ?? v.boolValue ?? v.doubleValue ?? v.arrayValue?.values?.map(value);
-const attrs = (list: { key: string; value: AnyValue }[] = []) => Object.fromEntries(list.map((a) => [a.key, value(a.value)]));
 
 /** A real OTLP/HTTP (JSON) traces receiver on loopback, for tests. */
 export class OtlpReceiver {
@@ -47,7 +37,7 @@ export class OtlpReceiver {
         this.bodies.push(body);
         const doc = JSON.parse(body.toString('utf8')) as { resourceSpans?: any[] };
         for (const rs of doc.resourceSpans ?? []) {
-          const resource = attrs(rs.resource?.attributes);
+          const resource = decodeAttrs(rs.resource?.attributes);
           for (const ss of rs.scopeSpans ?? []) {
             for (const s of ss.spans ?? []) {
               this.spans.push({
@@ -55,9 +45,9 @@ export class OtlpReceiver {
                 spanId: s.spanId,
                 ...(s.parentSpanId ? { parentSpanId: s.parentSpanId } : {}),
                 name: s.name,
-                attributes: attrs(s.attributes),
-                links: (s.links ?? []).map((l: any) => ({ traceId: l.traceId, spanId: l.spanId, attributes: attrs(l.attributes) })),
-                events: (s.events ?? []).map((e: any) => ({ name: e.name, attributes: attrs(e.attributes) })),
+                attributes: decodeAttrs(s.attributes),
+                links: (s.links ?? []).map((l: any) => ({ traceId: l.traceId, spanId: l.spanId, attributes: decodeAttrs(l.attributes) })),
+                events: (s.events ?? []).map((e: any) => ({ name: e.name, attributes: decodeAttrs(e.attributes) })),
                 status: s.status ?? {},
                 startTimeUnixNano: s.startTimeUnixNano,
                 endTimeUnixNano: s.endTimeUnixNano,

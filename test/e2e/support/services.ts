@@ -4,6 +4,7 @@ import path from 'node:path';
 import { ROOT } from '../../support/paths.js';
 import { tempDir } from '../../support/processes.js';
 import { freePorts } from './ports.js';
+import { decodeAttrs, type OtlpSpanCore } from '../../support/otlp-json.js';
 
 /**
  * The real OpenTelemetry Collector and Jaeger v2 binaries (provisioned by
@@ -218,15 +219,8 @@ export function startCollector(opts: { jaegerGrpcPort: number; env?: Record<stri
 // Jaeger query client
 
 /** A span from the api_v3 (OTLP-JSON) search, attributes decoded to plain values. */
-export interface FoundSpan {
-  traceId: string;
-  spanId: string;
-  parentSpanId?: string;
-  name: string;
-  attributes: Record<string, unknown>;
-  links: { traceId: string; spanId: string; attributes: Record<string, unknown> }[];
+export interface FoundSpan extends OtlpSpanCore {
   status: { code?: number | string; message?: string };
-  resource: Record<string, unknown>;
 }
 
 export interface FoundTrace {
@@ -263,13 +257,6 @@ export interface LegacyTrace {
   processes: Record<string, { serviceName: string; tags: LegacyTag[] }>;
 }
 
-type AnyValue = { stringValue?: string; intValue?: string | number; boolValue?: boolean; doubleValue?: number; arrayValue?: { values?: AnyValue[] } };
-const decode = (v: AnyValue | undefined): unknown =>
-  v === undefined
-    ? undefined
-    : (v.stringValue ?? (v.intValue !== undefined ? Number(v.intValue) : undefined) ?? v.boolValue ?? v.doubleValue ?? v.arrayValue?.values?.map(decode));
-const decodeAttrs = (list: { key: string; value?: AnyValue }[] | undefined): Record<string, unknown> =>
-  Object.fromEntries((list ?? []).map((a) => [a.key, decode(a.value)]));
 
 export function tag(span: LegacySpan, key: string): unknown {
   return span.tags.find((t) => t.key === key)?.value;

@@ -80,6 +80,7 @@ export async function startDaemon(config: DaemonConfig, log: Logger, env: NodeJS
       control: false,
       capture: { ceiling: config.policy.ceiling, ...config.policy.categories },
       hooks: pipeline.hooks,
+      hooks_failed: pipeline.failed,
       sessions_active: identity.activeSessions,
       identity: identity.counters,
       drift: drift.stats(),

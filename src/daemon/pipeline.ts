@@ -14,6 +14,8 @@ import type { Logger } from './log.js';
  */
 export class HookPipeline {
   hooks = 0;
+  /** hooks whose mapping or stamping threw: answered, counted, logged by class; never a crash */
+  failed = 0;
 
   constructor(
     private readonly policy: CapturePolicy,
@@ -27,7 +29,14 @@ export class HookPipeline {
   handle(env: HookEnvelope): AepEvent[] {
     this.hooks++;
     this.drift.check(env);
-    const events = this.identity.process(env, mapHook(env, this.policy), this.clock());
+    let events: AepEvent[];
+    try {
+      events = this.identity.process(env, mapHook(env, this.policy), this.clock());
+    } catch (err) {
+      this.failed++;
+      this.log?.error('hook could not be mapped; answered and counted', { error: (err as Error).name });
+      return [];
+    }
     this.bus.publish(events);
     // AEP_DEBUG: the hook name and the event types and seqs it became; structural only
     this.log?.debug('hook mapped', { hook: /^[a-z0-9_]{1,64}$/.test(env.hook_event_name) ? env.hook_event_name : 'other', events: events.map((e) => `${e.type}#${e.seq}`).join(',') });

@@ -62,8 +62,16 @@ const MAX_ID = 256;
  */
 export function str(v: unknown): string | undefined {
   if (typeof v !== 'string' || v.length === 0) return undefined;
-  if (v.length <= MAX_ID) return v;
-  return `${v.slice(0, MAX_ID - 17)}~${createHash('sha256').update(v, 'utf8').digest('hex').slice(0, 16)}`;
+  if (v.length <= MAX_ID) return wellFormed(v);
+  // cut on a code-point boundary: never half a surrogate pair
+  const cut = [...v.slice(0, MAX_ID - 17)];
+  if (cut.length > 0 && /[\uD800-\uDBFF]$/.test(cut[cut.length - 1]!)) cut.pop();
+  return `${wellFormed(cut.join(''))}~${createHash('sha256').update(v, 'utf8').digest('hex').slice(0, 16)}`;
+}
+
+/** A vendor code (`tool_error`, `rate_limited`, `completed`, `leaf`): identifier-shaped, else absent. */
+export function code(v: unknown): string | undefined {
+  return typeof v === 'string' && /^[A-Za-z][A-Za-z0-9_.:-]{0,63}$/.test(v) ? v : undefined;
 }
 
 /** A non-negative integer from a number Hermes may send as a float (durations are seconds*1000 floats in places). */

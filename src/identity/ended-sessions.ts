@@ -1,4 +1,4 @@
-import { appendFile, mkdir, readFile } from 'node:fs/promises';
+import { appendFile, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 
 const MAX_REMEMBERED = 100_000;
@@ -21,6 +21,14 @@ export class EndedSessions {
     this.file = path.join(stateDir, 'ended-sessions');
   }
 
+  /** torn or foreign lines found at load (a crash mid-append): skipped, never fatal */
+  skipped = 0;
+
+  /**
+   * Read the index, skipping any line that is not a JSON string, then rewrite
+   * it compacted (the newest 100,000, one valid line each) so it never grows
+   * without bound and a torn tail is healed.
+   */
   async load(): Promise<void> {
     let text = '';
     try {
@@ -28,7 +36,26 @@ export class EndedSessions {
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
     }
-    for (const line of text.split('\n')) if (line) this.remember(JSON.parse(line) as string);
+    let lines = 0;
+    for (const line of text.split('\n')) {
+      if (!line) continue;
+      lines++;
+      try {
+        const id: unknown = JSON.parse(line);
+        if (typeof id === 'string') this.remember(id);
+        else this.skipped++;
+      } catch {
+        this.skipped++;
+      }
+    }
+    if (this.skipped > 0 || lines > this.ids.size) await this.compact();
+  }
+
+  private async compact(): Promise<void> {
+    await mkdir(path.dirname(this.file), { recursive: true, mode: 0o700 });
+    const tmp = `${this.file}.${process.pid}.tmp`;
+    await writeFile(tmp, [...this.ids].map((id) => `${JSON.stringify(id)}\n`).join(''), { mode: 0o600 });
+    await rename(tmp, this.file);
   }
 
   has(session: string): boolean {

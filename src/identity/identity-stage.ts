@@ -184,6 +184,8 @@ export class IdentityStage {
       return;
     }
     if (m.type === 'tool.requested') {
+      // a call id can be reused (Hermes derives ids when a provider omits them): a new request is a new call
+      if (callId) lane.endedTools.delete(callId);
       const ev = emit(m);
       if (callId && boundedSet(lane.tools, callId, ev.id, MAX_PENDING_PER_SESSION)) this.counters.evictions++;
       // a clarify card, if one is raised, follows in this same batch and clears the mark
@@ -273,8 +275,9 @@ export class IdentityStage {
     const t = Date.parse(ev.time);
     if (!lane) {
       lane = newLane(ev.session, t);
+      lane.ended = this.opts.ended?.has(ev.session) ?? false;
       this.lanes.set(ev.session, lane);
-      this.evictIfFull();
+      this.evictIfFull(ev.session);
     }
     const callId = (ev.data?.tool as { call_id?: unknown } | undefined)?.call_id;
     switch (ev.type) {
@@ -294,7 +297,10 @@ export class IdentityStage {
         }
         return;
       case 'tool.requested':
-        if (typeof callId === 'string') boundedSet(lane.tools, callId, ev.id, MAX_PENDING_PER_SESSION);
+        if (typeof callId === 'string') {
+          lane.endedTools.delete(callId);
+          boundedSet(lane.tools, callId, ev.id, MAX_PENDING_PER_SESSION);
+        }
         return;
       case 'attention.requested':
         if (ev.data.kind === 'form' && ev.subject) {
@@ -350,20 +356,23 @@ export class IdentityStage {
     }
     lane.lastSeen = now;
     this.lanes.set(session, lane);
-    this.evictIfFull();
+    this.evictIfFull(session);
     return lane;
   }
 
-  private evictIfFull(): void {
+  /**
+   * Evict the least recently seen lanes (Map order is recency order), never
+   * the one being handed back: its events are about to be stamped from it.
+   */
+  private evictIfFull(keep: string): void {
     while (this.lanes.size > this.maxSessions) {
       let victim: SessionLane | undefined;
       for (const lane of this.lanes.values()) {
-        if (lane.ended) {
+        if (lane.session !== keep) {
           victim = lane;
           break;
         }
       }
-      victim ??= this.lanes.values().next().value;
       if (!victim) return;
       this.lanes.delete(victim.session);
       this.maxSeqEvicted = Math.max(this.maxSeqEvicted, victim.seq);

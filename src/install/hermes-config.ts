@@ -1,4 +1,4 @@
-import { isMap, isSeq, parseDocument, YAMLMap, YAMLSeq, type Document } from 'yaml';
+import { Document, isMap, isScalar, isSeq, Pair, parseDocument, Scalar, YAMLMap, YAMLSeq } from 'yaml';
 import { REGISTERED_HOOKS } from '../hermes/envelope.js';
 
 /** What `install` writes for each registered event. */
@@ -35,11 +35,52 @@ export function isOurCommand(command: unknown): boolean {
   return /(^|[\s'/])dist\/src\/shim\/hook\.cjs'?$/.test(c) || /(^|[\s'/])dist\/src\/cli\.js'? hook$/.test(c);
 }
 
+/** Hermes reads config.yaml with PyYAML: YAML 1.1, duplicate keys allowed (the last wins). */
 function load(text: string): Document {
-  const doc = parseDocument(text.trim().length > 0 ? text : '{}\n');
+  const doc = parseDocument(text.trim().length > 0 ? text : '{}\n', { version: '1.1', uniqueKeys: false });
   if (doc.errors.length > 0) throw new Error(`config.yaml is not valid YAML: ${doc.errors[0]?.message.split('\n')[0] ?? ''}`);
   if (doc.contents !== null && !isMap(doc.contents)) throw new Error('config.yaml must be a mapping at the top level');
+  if (isMap(doc.contents) && (doc.contents as YAMLMap).flow) throw new Error('config.yaml is one flow mapping ({...}); write it in block style to let install edit it');
   return doc;
+}
+
+interface HooksBlock {
+  /** where the top-level `hooks:` pair sits in the original text, if it exists */
+  readonly range?: readonly [number, number];
+  readonly pair?: Pair;
+}
+
+/** The last top-level `hooks` pair (PyYAML's winner among duplicates) and its source range. */
+function hooksBlock(doc: Document): HooksBlock {
+  const root = doc.contents as YAMLMap | null;
+  const pair = root?.items.filter((p) => isScalar(p.key) && p.key.value === 'hooks').pop() as Pair | undefined;
+  const start = (pair?.key as Scalar | undefined)?.range?.[0];
+  const end = (pair?.value as { range?: number[] } | undefined)?.range?.[1] ?? (pair?.key as Scalar | undefined)?.range?.[1];
+  return pair && start !== undefined && end !== undefined ? { pair, range: [start, end] } : {};
+}
+
+/**
+ * Splice a re-rendered `hooks:` block into the ORIGINAL text: every byte
+ * outside the block stays exactly as the user wrote it (a full YAML round trip
+ * would reformat values PyYAML reads differently, like `0755` or `1e3`).
+ */
+function splice(text: string, block: HooksBlock, hooks: YAMLMap | undefined): string {
+  let rendered = '';
+  if (hooks && hooks.items.length > 0) {
+    const out = new Document(null, { version: '1.1' });
+    const map = new YAMLMap();
+    map.items.push(block.pair ?? new Pair(new Scalar('hooks'), hooks));
+    if (block.pair) block.pair.value = hooks;
+    out.contents = map as never;
+    rendered = out.toString({ lineWidth: 0 });
+  }
+  if (block.range) {
+    const [start, end] = block.range;
+    const rest = text.slice(end);
+    return text.slice(0, start) + rendered + (rendered && rest && !rest.startsWith('\n') && !text.slice(start, end).endsWith('\n') ? '\n' : '') + rest;
+  }
+  if (!rendered) return text;
+  return text + (text.length === 0 || text.endsWith('\n') ? '' : '\n') + rendered;
 }
 
 function entriesOf(hooks: YAMLMap, event: string): YAMLSeq {
@@ -59,14 +100,11 @@ function entriesOf(hooks: YAMLMap, event: string): YAMLSeq {
  */
 export function addHooks(text: string, entry: HookEntry, events: readonly string[] = REGISTERED_HOOKS): ConfigEdit {
   const doc = load(text);
-  if (doc.contents === null) doc.contents = doc.createNode({}) as never;
-  const root = doc.contents as unknown as YAMLMap;
-  let hooks: unknown = root.get('hooks', true);
-  if (hooks === undefined || hooks === null) {
-    hooks = new YAMLMap();
-    root.set('hooks', hooks);
-  }
+  const block = hooksBlock(doc);
+  let hooks: unknown = block.pair?.value;
+  if (hooks === undefined || hooks === null || (isScalar(hooks) && hooks.value === null)) hooks = new YAMLMap();
   if (!isMap(hooks)) throw new Error('hooks must be a mapping; leaving config.yaml untouched');
+  if ((hooks as YAMLMap).flow) (hooks as YAMLMap).flow = false;
   const changes: string[] = [];
   for (const event of events) {
     const seq = entriesOf(hooks as YAMLMap, event);
@@ -79,16 +117,17 @@ export function addHooks(text: string, entry: HookEntry, events: readonly string
     seq.items.push(doc.createNode({ command: entry.command, timeout: entry.timeout }));
     changes.push(`hooks.${event}: ${ours.length > 0 ? 'refresh' : 'add'} ${entry.command} (timeout ${entry.timeout}s)`);
   }
-  return { text: doc.toString(), changed: changes.length > 0, changes };
+  if (changes.length === 0) return { text, changed: false, changes };
+  return { text: splice(text, block, hooks as YAMLMap), changed: true, changes };
 }
 
 /** Remove every entry this tool wrote; drop lists and the block only if we emptied them. */
 export function removeHooks(text: string): ConfigEdit {
   const doc = load(text);
-  const root = doc.contents as unknown as YAMLMap | null;
-  const hooks = root?.get('hooks', true);
+  const block = hooksBlock(doc);
+  const hooks = block.pair?.value;
   const changes: string[] = [];
-  if (!root || !isMap(hooks)) return { text, changed: false, changes };
+  if (!isMap(hooks)) return { text, changed: false, changes };
   for (const pair of [...(hooks as YAMLMap).items]) {
     const event = String((pair.key as { value?: unknown })?.value ?? pair.key);
     if (!isSeq(pair.value)) continue;
@@ -99,6 +138,6 @@ export function removeHooks(text: string): ConfigEdit {
     changes.push(`hooks.${event}: remove ${before - seq.items.length} hermes-aep entr${before - seq.items.length === 1 ? 'y' : 'ies'}`);
     if (seq.items.length === 0) (hooks as YAMLMap).delete(pair.key);
   }
-  if ((hooks as YAMLMap).items.length === 0 && changes.length > 0) root.delete('hooks');
-  return { text: changes.length > 0 ? doc.toString() : text, changed: changes.length > 0, changes };
+  if (changes.length === 0) return { text, changed: false, changes };
+  return { text: splice(text, block, (hooks as YAMLMap).items.length > 0 ? (hooks as YAMLMap) : undefined), changed: true, changes };
 }

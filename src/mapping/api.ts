@@ -1,4 +1,4 @@
-import { extraOf, int, nonNegInt, str, type HookEnvelope } from '../hermes/envelope.js';
+import { code, extraOf, int, nonNegInt, type HookEnvelope } from '../hermes/envelope.js';
 import type { CapturePolicy } from '../capture/policy.js';
 import { compact, gatedText } from './content.js';
 import type { MappedEvent } from './types.js';
@@ -12,7 +12,7 @@ export function mapApiRequestError(env: HookEnvelope, policy: CapturePolicy): Ma
   const data = compact({
     status_code: int(x.status_code),
     retry_count: nonNegInt(x.retry_count),
-    reason: str(x.reason),
+    reason: code(x.reason),
     error_message: gatedText(policy, API_ERROR_TYPE, err.message),
   });
   return [{ type: API_ERROR_TYPE, data }];

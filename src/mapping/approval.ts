@@ -1,4 +1,4 @@
-import { extraOf, str, type HookEnvelope } from '../hermes/envelope.js';
+import { code, extraOf, str, type HookEnvelope } from '../hermes/envelope.js';
 import type { CapturePolicy } from '../capture/policy.js';
 import { atLeast, compact, gatedText } from './content.js';
 import type { MappedEvent } from './types.js';
@@ -35,7 +35,7 @@ export function mapApprovalRequest(env: HookEnvelope, policy: CapturePolicy): Ma
 
 /** `post_approval_response` → the human's choice (via `oob`), or the vendor's timeout. */
 export function mapApprovalResponse(env: HookEnvelope, _policy: CapturePolicy): MappedEvent[] {
-  const choice = str(extraOf(env).choice);
+  const choice = code(extraOf(env).choice);
   const subject = subjectOf(env);
   if (choice === 'timeout') return [compact({ type: 'attention.timeout', data: {}, subject })];
   if (!choice) return [compact({ type: 'attention.resolved', data: { resolution: 'dismissed' }, subject })];

@@ -1,4 +1,4 @@
-import { extraOf, nonNegInt, str, type HookEnvelope } from '../hermes/envelope.js';
+import { code, extraOf, nonNegInt, str, type HookEnvelope } from '../hermes/envelope.js';
 import type { CapturePolicy } from '../capture/policy.js';
 import { compact } from './content.js';
 import type { MappedEvent } from './types.js';
@@ -11,13 +11,13 @@ function child(env: HookEnvelope): { session?: string } {
 export function mapSubagentStart(env: HookEnvelope, _policy: CapturePolicy): MappedEvent[] {
   const x = extraOf(env);
   const c = child(env);
-  return [compact({ type: 'delegation.subagent.started', data: compact({ child: c, role: str(x.child_role) }), subject: c.session })];
+  return [compact({ type: 'delegation.subagent.started', data: compact({ child: c, role: code(x.child_role) }), subject: c.session })];
 }
 
 /** `subagent_stop` → `delegation.subagent.stopped`; the summary is content and stays out. */
 export function mapSubagentStop(env: HookEnvelope, _policy: CapturePolicy): MappedEvent[] {
   const x = extraOf(env);
   const c = child(env);
-  const data = compact({ child: c, status: str(x.child_status), duration_ms: nonNegInt(x.duration_ms) });
+  const data = compact({ child: c, status: code(x.child_status), duration_ms: nonNegInt(x.duration_ms) });
   return [compact({ type: 'delegation.subagent.stopped', data, subject: c.session })];
 }

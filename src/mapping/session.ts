@@ -1,4 +1,4 @@
-import { extraOf, str, type HookEnvelope } from '../hermes/envelope.js';
+import { code, extraOf, type HookEnvelope } from '../hermes/envelope.js';
 import type { CapturePolicy } from '../capture/policy.js';
 import { compact, gatedText } from './content.js';
 import type { MappedEvent } from './types.js';
@@ -17,6 +17,5 @@ export function mapSessionFinalize(_env: HookEnvelope, _policy: CapturePolicy): 
 /** `on_session_reset` carries the SUCCESSOR's id: a vendor-plane fact, never an end. */
 export function mapSessionReset(env: HookEnvelope, _policy: CapturePolicy): MappedEvent[] {
   // a vendor reason code (`new_session`, …): identifier-shaped, else left out
-  const reason = str(extraOf(env).reason);
-  return [{ type: 'x.hermes.session.reset', data: compact({ reason: reason && /^[a-z0-9_.-]{1,64}$/i.test(reason) ? reason : undefined }) }];
+  return [{ type: 'x.hermes.session.reset', data: compact({ reason: code(extraOf(env).reason) }) }];
 }

@@ -1,4 +1,4 @@
-import { extraOf, nonNegInt, str, type HookEnvelope } from '../hermes/envelope.js';
+import { code, extraOf, nonNegInt, str, type HookEnvelope } from '../hermes/envelope.js';
 import type { CapturePolicy } from '../capture/policy.js';
 import { compact, digestOf, fullOnly, gatedText, gatedValue } from './content.js';
 import type { MappedEvent } from './types.js';
@@ -73,7 +73,7 @@ export function mapPostToolCall(env: HookEnvelope, policy: CapturePolicy): Mappe
     case 'failed': {
       const type = 'tool.failed';
       const error = compact({
-        type: str(x.error_type) ?? 'tool_error',
+        type: code(x.error_type) ?? 'tool_error',
         message: gatedText(policy, type, x.error_message),
       });
       return [compact({ type, data: compact({ tool, duration_ms, error }), subject })];

@@ -63,7 +63,14 @@ export class JsonlLogSink implements EventSink {
       if (path.dirname(file) !== this.dir) throw new Error('log path escaped the log dir');
       const entry = await this.fileFor(file);
       const run = entry.tail.then(async () => {
-        await entry.handle.write(line);
+        // one write per line; a short write (disk full) is finished rather than left torn
+        const buf = Buffer.from(line, 'utf8');
+        let off = 0;
+        while (off < buf.length) {
+          const { bytesWritten } = await entry.handle.write(buf, off, buf.length - off);
+          if (bytesWritten <= 0) throw new Error('short write');
+          off += bytesWritten;
+        }
       });
       entry.tail = run.catch(() => undefined);
       await run;

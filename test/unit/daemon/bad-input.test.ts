@@ -149,6 +149,17 @@ describe('bad input: a clear refusal or an honest mapping, never a crash, never 
     expect(d.memory.events.at(-1)?.session).toBe('s\ufffdx');
   });
 
+  it('a long session id whose cut would split a surrogate pair maps fine (no half characters anywhere)', async () => {
+    const d = daemon();
+    const id = `${'a'.repeat(238)}😀${'b'.repeat(40)}`;
+    const r = await post(d, envelope({ session_id: id }));
+    expect(r.statusCode).toBe(200);
+    const ev = d.memory.events.at(-1)!;
+    expect(ev.session.length).toBeLessThanOrEqual(256);
+    expect(ev.session).not.toMatch(/[\uD800-\uDFFF](?![\uDC00-\uDFFF])/);
+    expect(() => encodeURIComponent(ev.session)).not.toThrow();
+  });
+
   it('unknown routes → 404; healthz → ok', async () => {
     const d = daemon();
     expect((await d.app.inject({ method: 'GET', url: '/nope' })).statusCode).toBe(404);

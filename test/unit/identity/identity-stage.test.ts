@@ -155,3 +155,42 @@ describe('identity stage: the edges a review found', () => {
     expect(endedSet.has('a')).toBe(true);
   });
 });
+
+describe('identity stage: second-review edges', () => {
+  it('with the lane table full, the lane being used is never the one evicted: no seq is reused', () => {
+    const endedSet = new Set(['x']);
+    let n = 0;
+    const st = new IdentityStage({ epoch: 0, host: 'h', policy: defaultPolicy(), newId: () => `i${++n}`, maxSessions: 3, ended: { has: (k) => endedSet.has(k), add: (k) => void endedSet.add(k) } });
+    const go = (hook: string, session: string, extra: Record<string, unknown> = {}) => {
+      const env = hookEnvelopeSchema.parse({ hook_event_name: hook, session_id: session, tool_name: 'x', extra });
+      return st.process(env, mapHook(env, defaultPolicy()), new Date(0));
+    };
+    for (const s of ['a', 'b', 'c']) go('on_session_start', s);
+    const seqs = [
+      ...go('pre_llm_call', 'x', { turn_id: 'x:t:1' }),
+      ...go('pre_tool_call', 'x', { turn_id: 'x:t:1', tool_call_id: 'c1' }),
+      ...go('post_tool_call', 'x', { turn_id: 'x:t:1', tool_call_id: 'c1', status: 'ok' }),
+    ];
+    expect(seqs.map((e) => e.seq)).toEqual([0, 1, 2]);
+    expect(seqs[2]!.cause).toBe(seqs[1]!.id);
+  });
+
+  it('a reused tool_call_id is a new call: both terminals are emitted, each paired with its own request', () => {
+    const { feed } = stage();
+    const r1 = feed('pre_tool_call', 's', { tool_call_id: 'same', turn_id: 't' }, { tool_name: 'git' })[0]!;
+    feed('post_tool_call', 's', { tool_call_id: 'same', turn_id: 't', status: 'ok' }, { tool_name: 'git' });
+    const r2 = feed('pre_tool_call', 's', { tool_call_id: 'same', turn_id: 't' }, { tool_name: 'git' })[0]!;
+    const [done] = feed('post_tool_call', 's', { tool_call_id: 'same', turn_id: 't', status: 'ok' }, { tool_name: 'git' });
+    expect(done).toMatchObject({ type: 'tool.completed', cause: r2.id });
+    expect(r2.id).not.toBe(r1.id);
+  });
+
+  it('restoring a session the index says ended keeps it ended', () => {
+    const endedSet = new Set(['x']);
+    let n = 0;
+    const st = new IdentityStage({ epoch: 1, host: 'h', policy: defaultPolicy(), newId: () => `i${++n}`, ended: { has: (k) => endedSet.has(k), add: (k) => void endedSet.add(k) } });
+    st.restore({ aep: '0.1', id: 'old1', type: 'run.started', time: new Date(0).toISOString(), source: 's', agent: 'hermes', session: 'x', run: 'x:t:1', seq: 0, epoch: 0, severity: 'info', capture: 'metadata', data: {} });
+    const env = hookEnvelopeSchema.parse({ hook_event_name: 'on_session_finalize', session_id: 'x', extra: {} });
+    expect(st.process(env, mapHook(env, defaultPolicy()), new Date(1))).toEqual([]);
+  });
+});

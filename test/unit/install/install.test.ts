@@ -99,3 +99,39 @@ describe('hermes-aep install / uninstall (the real CLI on a temp HERMES_HOME)', 
     expect(parse(readFileSync(real, 'utf8')).hooks.pre_tool_call).toHaveLength(2);
   });
 });
+
+describe('installer keeps every byte outside the hooks block', () => {
+  const cmd = shimCommand('/usr/bin/node', '/srv/hermes-aep/dist/src/shim/hook.cjs');
+  const TRICKY = `# my settings
+model:
+  provider: custom   # keep me
+  mode: 0755
+  big: 1e3
+  code: 08
+hooks:
+  # my guard
+  pre_tool_call:
+    - command: /usr/local/bin/my-guard
+      matcher: terminal
+# a comment after the block
+hooks_auto_accept: false
+dup: 1
+dup: 2
+`;
+
+  it('values PyYAML reads as YAML 1.1 (0755, 1e3, 08), duplicate keys and comments survive install and uninstall byte for byte', () => {
+    const once = addHooks(TRICKY, { command: cmd, timeout: 10 });
+    const outside = (t: string) => t.replace(/^hooks:\n(?:(?: {2,}.*|\s*)\n)*/m, '<HOOKS>\n');
+    expect(outside(once.text)).toBe(outside(TRICKY));
+    expect(once.text).toContain('  # my guard');
+    expect(once.text).toContain(`- command: ${cmd}`);
+    expect(removeHooks(once.text).text).toBe(TRICKY.replace('hooks:\n  # my guard\n', 'hooks:\n  # my guard\n'));
+  });
+
+  it('a file without a hooks block gets one appended; uninstall takes it away again exactly', () => {
+    const plain = 'model:\n  provider: custom\n';
+    const once = addHooks(plain, { command: cmd, timeout: 10 });
+    expect(once.text.startsWith(plain)).toBe(true);
+    expect(removeHooks(once.text).text).toBe(plain);
+  });
+});

@@ -53,6 +53,19 @@ describe('span builder', () => {
     expect(b.counters.evicted).toBe(15);
   });
 
+  it('a reused call id makes a second tool span with its own id', () => {
+    const b = new SpanBuilder({ sampler: always, ceiling: 'metadata' });
+    b.accept(ev('run.started', { t: 0, run: 'r1' }));
+    const spans = [];
+    for (const t of [1, 3]) {
+      b.accept(ev('tool.requested', { t, run: 'r1', data: { tool: { name: 'git', call_id: 'same' } } }));
+      spans.push(...b.accept(ev('tool.completed', { t: t + 1, run: 'r1', data: { tool: { name: 'git', call_id: 'same' } } })).finished);
+    }
+    expect(spans).toHaveLength(2);
+    expect(spans[0]!.spanId).not.toBe(spans[1]!.spanId);
+    expect(b.counters.late).toBe(0);
+  });
+
   it('a unit closed idle is never spanned twice: its late terminal is counted, not re-exported', () => {
     const b = new SpanBuilder({ sampler: always, ceiling: 'metadata' });
     b.accept(ev('run.started', { t: 0, run: 'r1' }));

@@ -14,7 +14,7 @@ function hex(bytes: number, ...parts: string[]): string {
 
 export const traceIdFor = (session: string, run: string): string => hex(16, 'hermes-aep/trace', session, run);
 export const runSpanId = (session: string, run: string): string => hex(8, 'hermes-aep/run', session, run);
-export const toolSpanId = (session: string, callId: string): string => hex(8, 'hermes-aep/tool', session, callId);
+export const toolSpanId = (session: string, openingEventId: string): string => hex(8, 'hermes-aep/tool', session, openingEventId);
 export const cardSpanId = (requestId: string): string => hex(8, 'hermes-aep/card', requestId);
 export const delegationSpanId = (session: string, child: string): string => hex(8, 'hermes-aep/delegation', session, child);
 /** A trace for a unit that belongs to no run (e.g. a tool call without a turn id). */

@@ -109,9 +109,13 @@ export class SpanBuilder {
       case 'run.failed':
         unit = ev.run ? (this.open.get(runKey(ev.session, ev.run)) ?? this.openRun(ev, t, false)) : undefined;
         break;
-      case 'tool.requested':
+      case 'tool.requested': {
+        // a reused call id (Hermes derives ids when a provider omits them) is a new call
+        const id = callId(ev);
+        if (id) this.closedMap.delete(toolKey(ev.session, id));
         unit = this.openTool(ev, t, true);
         break;
+      }
       case 'tool.completed':
       case 'tool.failed':
       case 'tool.denied': {
@@ -219,7 +223,8 @@ export class SpanBuilder {
       key,
       kind: 'tool',
       session: ev.session,
-      ctx: this.ctxOf(traceId, toolSpanId(ev.session, id), 'tool'),
+      // from the opening event's id: unique even when a call id is reused, stable across replay
+      ctx: this.ctxOf(traceId, toolSpanId(ev.session, ev.id), 'tool'),
       parentSpanId: parent?.spanId,
       name,
       startMs: t,

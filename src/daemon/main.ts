@@ -3,15 +3,13 @@ import { ConfigError, loadConfig, type DaemonConfig } from '../config/config.js'
 import { bumpEpoch } from '../identity/epoch-store.js';
 import { IdentityStage } from '../identity/identity-stage.js';
 import { EndedSessions } from '../identity/ended-sessions.js';
-import { EventBus } from '../sinks/event-bus.js';
 import { JsonlLogSink } from '../sinks/jsonl-log-sink.js';
 import { createExporter, loadOtelConfig, OtelMirror, samplerFromEnv } from '../../exporters/otel/index.js';
-import { DriftWatch } from './drift.js';
 import { stderrLogger, type Logger } from './log.js';
-import { HookPipeline } from './pipeline.js';
 import { replayRecentLogs } from './log-replay.js';
+import { createHookApp } from './hook-app.js';
+import type { EventBus } from '../sinks/event-bus.js';
 import { EnvelopeRecorder } from './envelope-recorder.js';
-import { buildServer } from './server.js';
 
 export const VERSION = '0.1.0';
 /** the log sink's own flush deadline (sinks/jsonl-log-sink.ts), plus a margin */
@@ -47,7 +45,6 @@ export async function startDaemon(config: DaemonConfig, log: Logger, env: NodeJS
     newId: () => ulid(),
     maxSessions: config.maxSessions,
   });
-  const bus = new EventBus();
   const exporter = await createExporter(otel);
   const mirror = exporter ? new OtelMirror({ config: otel, exporter, sampler: samplerFromEnv(env), version: VERSION }) : undefined;
   // Rebuild what a previous process held in memory from the durable stream,
@@ -59,33 +56,25 @@ export async function startDaemon(config: DaemonConfig, log: Logger, env: NodeJS
   if (replay.events > 0) log.info('state rebuilt from the log', { files: replay.files, events: replay.events, skipped: replay.skippedLines });
   if (mirror) {
     mirror.start();
-    bus.add(mirror); // first: it stamps traceparent before the log serializes
     log.info('opentelemetry mirror on', { exporter: otel.exporter, ...(otel.exporter === 'file' ? { file: otel.file } : {}) });
   }
-  bus.add(new JsonlLogSink(config.logDir, config.logQueueMax));
-  const drift = new DriftWatch(log);
-  const pipeline = new HookPipeline(config.policy, identity, bus, drift, undefined, log);
   const recorder = config.recordDir ? new EnvelopeRecorder(config.recordDir) : undefined;
   if (recorder) log.warn('recording raw hermes envelopes (content-bearing) because AEP_RECORD_DIR is set', { dir: config.recordDir });
   const started = Date.now();
-  const app = buildServer({
-    pipeline,
-    ...(recorder ? { recorder } : {}),
-    maxBodyBytes: config.maxBodyBytes,
+  const { app, bus } = createHookApp({
+    policy: config.policy,
+    identity,
+    // the mirror first: it stamps traceparent before the log serializes
+    sinks: [...(mirror ? [mirror] : []), new JsonlLogSink(config.logDir, config.logQueueMax)],
     log,
+    maxBodyBytes: config.maxBodyBytes,
+    ...(recorder ? { recorder } : {}),
     health: () => ({
       version: VERSION,
       epoch,
       uptime_s: Math.round((Date.now() - started) / 1000),
       control: false,
       capture: { ceiling: config.policy.ceiling, ...config.policy.categories },
-      hooks: pipeline.hooks,
-      hooks_failed: pipeline.failed,
-      sessions_active: identity.activeSessions,
-      identity: identity.counters,
-      drift: drift.stats(),
-      sinks: bus.stats(),
-      ...(recorder ? { recorder: { recorded: recorder.recorded, dropped: recorder.dropped } } : {}),
     }),
   });
   await app.listen({ host: config.host, port: config.port });

@@ -1,11 +1,8 @@
 import { monotonicFactory } from 'ulid';
 import { defaultPolicy, type CapturePolicy } from '../../src/capture/policy.js';
-import { DriftWatch } from '../../src/daemon/drift.js';
 import { silentLogger, type Logger } from '../../src/daemon/log.js';
-import { HookPipeline } from '../../src/daemon/pipeline.js';
-import { buildServer } from '../../src/daemon/server.js';
 import { IdentityStage } from '../../src/identity/identity-stage.js';
-import { EventBus } from '../../src/sinks/event-bus.js';
+import { createHookApp } from '../../src/daemon/hook-app.js';
 import type { AepEvent } from '../../src/aep/event.js';
 import type { EventSink } from '../../src/sinks/sink.js';
 
@@ -28,17 +25,13 @@ export function inProcessDaemon(opts: { policy?: CapturePolicy; log?: Logger; si
   const policy = opts.policy ?? defaultPolicy({ home: '/home/dev' });
   const ulid = monotonicFactory();
   const identity = new IdentityStage({ epoch: 3, host: 'test-host', policy, newId: () => ulid() });
-  const bus = new EventBus();
   const memory = new MemorySink();
-  bus.add(memory);
-  for (const s of opts.sinks ?? []) bus.add(s);
-  const drift = new DriftWatch(opts.log ?? silentLogger);
-  const pipeline = new HookPipeline(policy, identity, bus, drift);
-  const app = buildServer({
-    pipeline,
-    maxBodyBytes: opts.maxBodyBytes ?? 64 * 1024 * 1024,
+  const { app, bus, pipeline, drift } = createHookApp({
+    policy,
+    identity,
+    sinks: [memory, ...(opts.sinks ?? [])],
     log: opts.log ?? silentLogger,
-    health: () => ({ hooks: pipeline.hooks, drift: drift.stats(), identity: identity.counters, sinks: bus.stats() }),
+    maxBodyBytes: opts.maxBodyBytes ?? 64 * 1024 * 1024,
   });
   return { app, memory, identity, drift, bus, pipeline };
 }

@@ -1,0 +1,59 @@
+import type { FastifyInstance } from 'fastify';
+import type { CapturePolicy } from '../capture/policy.js';
+import type { IdentityStage } from '../identity/identity-stage.js';
+import { EventBus } from '../sinks/event-bus.js';
+import type { EventSink } from '../sinks/sink.js';
+import { DriftWatch } from './drift.js';
+import type { EnvelopeRecorder } from './envelope-recorder.js';
+import type { Logger } from './log.js';
+import { HookPipeline } from './pipeline.js';
+import { buildServer } from './server.js';
+
+export interface HookAppOptions {
+  readonly policy: CapturePolicy;
+  readonly identity: IdentityStage;
+  /** in bus order: the OTel mirror first, since it stamps what later sinks serialize */
+  readonly sinks: readonly EventSink[];
+  readonly log: Logger;
+  readonly maxBodyBytes: number;
+  readonly recorder?: EnvelopeRecorder;
+  /** facts the caller adds to /healthz (version, epoch, …) */
+  readonly health?: () => Record<string, unknown>;
+}
+
+export interface HookApp {
+  readonly app: FastifyInstance;
+  readonly bus: EventBus;
+  readonly pipeline: HookPipeline;
+  readonly drift: DriftWatch;
+}
+
+/**
+ * The hook path, wired once: bus and sinks, drift watch, pipeline, HTTP
+ * server with its /healthz counters. The daemon's start-up and the in-process
+ * tests build it the same way.
+ */
+export function createHookApp(o: HookAppOptions): HookApp {
+  const bus = new EventBus();
+  for (const s of o.sinks) bus.add(s);
+  const drift = new DriftWatch(o.log);
+  const pipeline = new HookPipeline(o.policy, o.identity, bus, drift, undefined, o.log);
+  const recorder = o.recorder;
+  const app = buildServer({
+    pipeline,
+    ...(recorder ? { recorder } : {}),
+    maxBodyBytes: o.maxBodyBytes,
+    log: o.log,
+    health: () => ({
+      ...o.health?.(),
+      hooks: pipeline.hooks,
+      hooks_failed: pipeline.failed,
+      sessions_active: o.identity.activeSessions,
+      identity: o.identity.counters,
+      drift: drift.stats(),
+      sinks: bus.stats(),
+      ...(recorder ? { recorder: { recorded: recorder.recorded, dropped: recorder.dropped } } : {}),
+    }),
+  });
+  return { app, bus, pipeline, drift };
+}

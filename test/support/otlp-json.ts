@@ -9,13 +9,43 @@ export const decodeValue = (v: AnyValue | undefined): unknown =>
 export const decodeAttrs = (list: { key: string; value?: AnyValue }[] | undefined): Record<string, unknown> =>
   Object.fromEntries((list ?? []).map((a) => [a.key, decodeValue(a.value)]));
 
-/** A span as OTLP/JSON carries it (the receiver's view and Jaeger's api_v3 view alike). */
-export interface OtlpSpanCore {
+/** A span as OTLP/JSON carries it (the receiver's view and Jaeger's api_v3 view alike), decoded. */
+export interface DecodedSpan {
   traceId: string;
   spanId: string;
   parentSpanId?: string;
   name: string;
   attributes: Record<string, unknown>;
   links: { traceId: string; spanId: string; attributes: Record<string, unknown> }[];
+  events: { name: string; attributes: Record<string, unknown> }[];
+  status: { code?: number | string; message?: string };
+  startTimeUnixNano: string;
+  endTimeUnixNano: string;
   resource: Record<string, unknown>;
+}
+
+/** Every span of an OTLP/JSON `resourceSpans` list, flattened, its resource attached. */
+export function decodeResourceSpans(resourceSpans: any[] | undefined): DecodedSpan[] {
+  const out: DecodedSpan[] = [];
+  for (const rs of resourceSpans ?? []) {
+    const resource = decodeAttrs(rs.resource?.attributes);
+    for (const ss of rs.scopeSpans ?? []) {
+      for (const s of ss.spans ?? []) {
+        out.push({
+          traceId: s.traceId,
+          spanId: s.spanId,
+          ...(s.parentSpanId ? { parentSpanId: s.parentSpanId } : {}),
+          name: s.name,
+          attributes: decodeAttrs(s.attributes),
+          links: (s.links ?? []).map((l: any) => ({ traceId: l.traceId, spanId: l.spanId, attributes: decodeAttrs(l.attributes) })),
+          events: (s.events ?? []).map((e: any) => ({ name: e.name, attributes: decodeAttrs(e.attributes) })),
+          status: s.status ?? {},
+          startTimeUnixNano: s.startTimeUnixNano,
+          endTimeUnixNano: s.endTimeUnixNano,
+          resource,
+        });
+      }
+    }
+  }
+  return out;
 }

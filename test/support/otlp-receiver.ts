@@ -1,14 +1,9 @@
 import { createServer, type Server } from 'node:http';
 import { gunzipSync } from 'node:zlib';
-import { decodeAttrs, type OtlpSpanCore } from './otlp-json.js';
+import { decodeResourceSpans, type DecodedSpan } from './otlp-json.js';
 
 /** One span as it arrived over OTLP/JSON, attributes decoded to plain values. */
-export interface ReceivedSpan extends OtlpSpanCore {
-  events: { name: string; attributes: Record<string, unknown> }[];
-  status: { code?: number; message?: string };
-  startTimeUnixNano: string;
-  endTimeUnixNano: string;
-}
+export type ReceivedSpan = DecodedSpan;
 
 
 /** A real OTLP/HTTP (JSON) traces receiver on loopback, for tests. */
@@ -36,26 +31,7 @@ export class OtlpReceiver {
         if (req.headers['content-encoding'] === 'gzip') body = gunzipSync(body);
         this.bodies.push(body);
         const doc = JSON.parse(body.toString('utf8')) as { resourceSpans?: any[] };
-        for (const rs of doc.resourceSpans ?? []) {
-          const resource = decodeAttrs(rs.resource?.attributes);
-          for (const ss of rs.scopeSpans ?? []) {
-            for (const s of ss.spans ?? []) {
-              this.spans.push({
-                traceId: s.traceId,
-                spanId: s.spanId,
-                ...(s.parentSpanId ? { parentSpanId: s.parentSpanId } : {}),
-                name: s.name,
-                attributes: decodeAttrs(s.attributes),
-                links: (s.links ?? []).map((l: any) => ({ traceId: l.traceId, spanId: l.spanId, attributes: decodeAttrs(l.attributes) })),
-                events: (s.events ?? []).map((e: any) => ({ name: e.name, attributes: decodeAttrs(e.attributes) })),
-                status: s.status ?? {},
-                startTimeUnixNano: s.startTimeUnixNano,
-                endTimeUnixNano: s.endTimeUnixNano,
-                resource,
-              });
-            }
-          }
-        }
+        this.spans.push(...decodeResourceSpans(doc.resourceSpans));
         res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
       });
     });

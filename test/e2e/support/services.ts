@@ -4,7 +4,7 @@ import path from 'node:path';
 import { ROOT } from '../../support/paths.js';
 import { tempDir } from '../../support/processes.js';
 import { freePorts } from './ports.js';
-import { decodeAttrs, type OtlpSpanCore } from '../../support/otlp-json.js';
+import { decodeResourceSpans, type DecodedSpan } from '../../support/otlp-json.js';
 
 /**
  * The real OpenTelemetry Collector and Jaeger v2 binaries (provisioned by
@@ -219,9 +219,7 @@ export function startCollector(opts: { jaegerGrpcPort: number; env?: Record<stri
 // Jaeger query client
 
 /** A span from the api_v3 (OTLP-JSON) search, attributes decoded to plain values. */
-export interface FoundSpan extends OtlpSpanCore {
-  status: { code?: number | string; message?: string };
-}
+export type FoundSpan = DecodedSpan;
 
 export interface FoundTrace {
   traceId: string;
@@ -298,25 +296,10 @@ export class JaegerQuery {
     if (status !== 200) throw new Error(`GET /api/v3/traces: HTTP ${status}: ${body.slice(0, 500)}`);
     const doc = JSON.parse(body) as { result?: { resourceSpans?: any[] } };
     const byTrace = new Map<string, FoundSpan[]>();
-    for (const rs of doc.result?.resourceSpans ?? []) {
-      const resource = decodeAttrs(rs.resource?.attributes);
-      for (const ss of rs.scopeSpans ?? []) {
-        for (const s of ss.spans ?? []) {
-          const span: FoundSpan = {
-            traceId: s.traceId,
-            spanId: s.spanId,
-            ...(s.parentSpanId ? { parentSpanId: s.parentSpanId } : {}),
-            name: s.name,
-            attributes: decodeAttrs(s.attributes),
-            links: (s.links ?? []).map((l: any) => ({ traceId: l.traceId, spanId: l.spanId, attributes: decodeAttrs(l.attributes) })),
-            status: s.status ?? {},
-            resource,
-          };
-          const list = byTrace.get(span.traceId) ?? [];
-          list.push(span);
-          byTrace.set(span.traceId, list);
-        }
-      }
+    for (const span of decodeResourceSpans(doc.result?.resourceSpans)) {
+      const list = byTrace.get(span.traceId) ?? [];
+      list.push(span);
+      byTrace.set(span.traceId, list);
     }
     return [...byTrace].map(([traceId, spans]) => ({ traceId, spans }));
   }

@@ -212,42 +212,31 @@ export class SpanBuilder {
   private openTool(ev: AepEvent, t: number, startKnown: boolean): Unit | undefined {
     const id = callId(ev);
     if (!id) return undefined;
-    const key = toolKey(ev.session, id);
-    const existing = this.open.get(key);
-    if (existing) return existing;
-    if (!this.mayOpen(key)) return undefined;
-    const parent = ev.run ? this.runCtx(ev.session, ev.run) : undefined;
-    const traceId = parent?.traceId ?? orphanTraceId(ev.session, `tool:${id}`);
-    const name = `execute_tool ${toolName(ev) ?? 'unknown'}`;
-    return this.create({
-      key,
+    return this.openChild(ev, t, {
+      key: toolKey(ev.session, id),
       kind: 'tool',
-      session: ev.session,
+      parent: this.runParent(ev),
+      orphan: `tool:${id}`,
       // from the opening event's id: unique even when a call id is reused, stable across replay
-      ctx: this.ctxOf(traceId, toolSpanId(ev.session, ev.id), 'tool'),
-      parentSpanId: parent?.spanId,
-      name,
-      startMs: t,
+      spanId: toolSpanId(ev.session, ev.id),
+      name: `execute_tool ${toolName(ev) ?? 'unknown'}`,
       startKnown,
       attributes: toolStartAttrs(ev),
     });
   }
 
-  private openCard(ev: AepEvent, t: number): Unit {
+  private openCard(ev: AepEvent, t: number): Unit | undefined {
     // child of the tool span it belongs to (its cause), else of its run
     const cause = ev.cause ? this.eventCtx.get(ev.cause) : undefined;
     // the unknown lane (approvals no session claimed) has no run spans to hang a card under
-    const parent = cause?.kind === 'tool' ? cause : ev.run && ev.session !== UNKNOWN_SESSION ? this.runCtx(ev.session, ev.run) : undefined;
-    const traceId = parent?.traceId ?? orphanTraceId(ev.session, `card:${ev.id}`);
-    const kind = typeof ev.data.kind === 'string' ? ev.data.kind : 'other';
-    return this.create({
+    const parent = cause?.kind === 'tool' ? cause : ev.session !== UNKNOWN_SESSION ? this.runParent(ev) : undefined;
+    return this.openChild(ev, t, {
       key: cardKey(ev.id),
       kind: 'card',
-      session: ev.session,
-      ctx: this.ctxOf(traceId, cardSpanId(ev.id), 'card'),
-      parentSpanId: parent?.spanId,
-      name: `attention ${kind}`,
-      startMs: t,
+      parent,
+      orphan: `card:${ev.id}`,
+      spanId: cardSpanId(ev.id),
+      name: `attention ${typeof ev.data.kind === 'string' ? ev.data.kind : 'other'}`,
       startKnown: true,
       attributes: cardStartAttrs(ev),
     });
@@ -256,25 +245,45 @@ export class SpanBuilder {
   private openDelegation(ev: AepEvent, t: number, startKnown: boolean): Unit | undefined {
     const child = ev.subject;
     if (!child) return undefined;
-    const key = delegationKey(ev.session, child);
-    const existing = this.open.get(key);
-    if (existing) return existing;
-    if (!this.mayOpen(key)) return undefined;
-    const parent = ev.run ? this.runCtx(ev.session, ev.run) : undefined;
-    const traceId = parent?.traceId ?? orphanTraceId(ev.session, `delegation:${child}`);
-    const unit = this.create({
-      key,
+    const unit = this.openChild(ev, t, {
+      key: delegationKey(ev.session, child),
       kind: 'delegation',
-      session: ev.session,
-      ctx: this.ctxOf(traceId, delegationSpanId(ev.session, child), 'delegation'),
-      parentSpanId: parent?.spanId,
+      parent: this.runParent(ev),
+      orphan: `delegation:${child}`,
+      spanId: delegationSpanId(ev.session, child),
       name: 'invoke_agent hermes.subagent',
-      startMs: t,
       startKnown,
       attributes: delegationStartAttrs(ev),
     });
-    remember(this.delegatedBy, child, unit.ctx);
+    if (unit) remember(this.delegatedBy, child, unit.ctx);
     return unit;
+  }
+
+  private runParent(ev: AepEvent): SpanCtx | undefined {
+    return ev.run ? this.runCtx(ev.session, ev.run) : undefined;
+  }
+
+  /** A unit under a parent span (or, with none, in a trace of its own): reused while open, never reopened once closed. */
+  private openChild(
+    ev: AepEvent,
+    t: number,
+    c: { key: string; kind: UnitKind; parent: SpanCtx | undefined; orphan: string; spanId: string; name: string; startKnown: boolean; attributes: Attrs },
+  ): Unit | undefined {
+    const existing = this.open.get(c.key);
+    if (existing) return existing;
+    if (!this.mayOpen(c.key)) return undefined;
+    const traceId = c.parent?.traceId ?? orphanTraceId(ev.session, c.orphan);
+    return this.create({
+      key: c.key,
+      kind: c.kind,
+      session: ev.session,
+      ctx: this.ctxOf(traceId, c.spanId, c.kind),
+      parentSpanId: c.parent?.spanId,
+      name: c.name,
+      startMs: t,
+      startKnown: c.startKnown,
+      attributes: c.attributes,
+    });
   }
 
   /** A unit may open unless it was already closed (then its late events are counted, not re-spanned). */

@@ -9,7 +9,11 @@
 set -euo pipefail
 
 HERMES_VERSION="${HERMES_VERSION:-0.18.2}"
-CACHE_ROOT="${HERMES_AEP_CACHE:-$HOME/.cache/hermes-aep}"
+# shellcheck source=lib/cache.sh
+. "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/lib/cache.sh"
+CACHE_ROOT="$(cache_root)"
+# One install at a time into the venv (parallel test runs).
+lock_cache "$CACHE_ROOT" provision-hermes
 PREFIX="$CACHE_ROOT/hermes-$HERMES_VERSION"
 VENV="$PREFIX/venv"
 PY="${HERMES_PYTHON:-python3.11}"

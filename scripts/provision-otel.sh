@@ -62,9 +62,9 @@ export GOTOOLCHAIN="${GOTOOLCHAIN:-local}"
 export GOFLAGS="${GOFLAGS:--trimpath}"
 export CGO_ENABLED=0
 
-CACHE_ROOT="${HERMES_AEP_CACHE:-$HOME/.cache/hermes-aep}"
-mkdir -p "$CACHE_ROOT"
-CACHE_ROOT="$(cd "$CACHE_ROOT" && pwd)"
+# shellcheck source=lib/cache.sh
+. "$SCRIPT_DIR/lib/cache.sh"
+CACHE_ROOT="$(cache_root)"
 
 MANIFEST_SHA8="$(sha256sum "$MANIFEST" | cut -c1-8)"
 OTELCOL_DIR="$CACHE_ROOT/otelcol-${OTELCOL_VERSION}-${MANIFEST_SHA8}"
@@ -74,10 +74,7 @@ JAEGER_BIN="$JAEGER_DIR/jaeger"
 OCB_BIN="$CACHE_ROOT/tools/ocb-${OTELCOL_VERSION}/builder"
 
 # One provisioning run at a time per cache (parallel CI jobs / test runs).
-if command -v flock >/dev/null 2>&1; then
-  exec 9>"$CACHE_ROOT/.provision.lock"
-  flock 9
-fi
+lock_cache "$CACHE_ROOT" provision
 
 elapsed() { echo "$(( $(date +%s) - $1 ))s"; }
 

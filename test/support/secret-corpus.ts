@@ -277,6 +277,10 @@ export const ORDINARY_COMMANDS: readonly string[] = [
   'git clone https://github.com/org/repo.git',
   'wget https://downloads.internal/file.tar.gz',
   'ffmpeg -i in.mp4 -pass 1 -f null /dev/null',
+  'docker build --secret id=npm,src=.npmrc -t app .',
+  'mysql -u root -p"$MYSQL_PASSWORD" app_db',
+  'curl -u "$CI_USER:$CI_TOKEN" https://ci.internal/api',
+  'app --password "${DB_PASSWORD}" --token "$API_TOKEN"',
   'aws secretsmanager get-secret-value --secret-id prod/db',
   'the bearer of good news',
 ];

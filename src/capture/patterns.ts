@@ -1,0 +1,33 @@
+/**
+ * Regex source shared by the rules that find a credential by its name
+ * (`redact.ts`'s assignment rules and `command-credentials.ts`): one spelling
+ * of "a separator" and "a value", so the rules agree on where a value ends.
+ */
+
+/**
+ * Separator between a name and its value: optional closing quote (escaped too,
+ * as in JSON-encoded JSON: `\"password\": \"…\"`), then `=`, `:`, `:=` or `=>`.
+ */
+export const ASSIGNMENT_SEPARATOR = String.raw`(?:\\?["'])?\s*(?:=>|:=|[:=])\s*`;
+
+/**
+ * A value: a double- or single-quoted string, plain or JSON-escaped (`\"…\"`),
+ * the closing quote optional and the value stopping at the line end; else the
+ * next run of non-space characters (the §9.4 floor's `\S+`). Every form
+ * consumes each character one way, and a quoted form always matches once its
+ * opening quote is seen, so the engine never rescans the line.
+ */
+export const ASSIGNED_VALUE =
+  String.raw`(?:\\"(?:[^\\\r\n]|\\[^"\r\n])*(?:\\")?|\\'(?:[^\\\r\n]|\\[^'\r\n])*(?:\\')?|` +
+  String.raw`"(?:[^"\\\r\n]|\\.)*"?|'(?:[^'\\\r\n]|\\.)*'?|\S+)`;
+
+/** The quote a matched value opens with (`"`, `'`, `\"`, `\'`), or `''`. */
+export function openingQuote(value: string): string {
+  return /^\\?["']/.exec(value)?.[0] ?? '';
+}
+
+/**
+ * Where to start a name match: not inside a word, except right after a
+ * JSON escape (`\n`, `\r`, `\t`), where the text of the next line begins.
+ */
+export const NAME_START = String.raw`(?:(?<![A-Za-z0-9_$])|(?<=\\[nrt]))`;

@@ -22,7 +22,7 @@
  * stays linear in the input.
  */
 
-import { ASSIGNED_VALUE, ASSIGNMENT_SEPARATOR, NAME_START, openingQuote } from './patterns.js';
+import { ASSIGNMENT_SEPARATOR, COMMAND_VALUE, bareValueEnd, openingQuote } from './patterns.js';
 
 /** A half-open character range `[start, end)` holding credential material. */
 export type Range = readonly [start: number, end: number];
@@ -120,10 +120,23 @@ const FAMILIES_BY_COMMAND: ReadonlyMap<string, readonly CommandFamily[]> = (() =
   return map;
 })();
 
-/** Any of the commands as a word: a cheap test before a text is split into segments. */
-const ANY_COMMAND_RE = new RegExp(
-  `(?:(?<![\\w.-])|(?<=\\\\[nrt]))(?:${[...FAMILIES_BY_COMMAND.keys()].sort((a, b) => b.length - a.length).map(escapeRegExp).join('|')})(?![\\w.-])`,
-);
+const namesPattern = (names: readonly string[]): RegExp =>
+  new RegExp([...names].sort((a, b) => b.length - a.length).map(escapeRegExp).join('|'));
+
+/**
+ * Loose, cheap tests before a text is split into segments and words: a
+ * command that applies on its own, or (for the families behind a subcommand,
+ * such as `docker … login`) the subcommand and a command both. A hit inside a
+ * longer word only costs the exact word check that follows.
+ */
+const DIRECT_COMMAND_RE = namesPattern(COMMAND_FAMILIES.filter((f) => f.subcommand === undefined).flatMap((f) => f.commands));
+const SUBCOMMAND_FAMILIES = COMMAND_FAMILIES.filter((f) => f.subcommand !== undefined);
+const SUBCOMMAND_RE = namesPattern([...new Set(SUBCOMMAND_FAMILIES.map((f) => f.subcommand!))]);
+const SUBCOMMAND_COMMAND_RE = namesPattern(SUBCOMMAND_FAMILIES.flatMap((f) => f.commands));
+
+function mayNameACommand(text: string): boolean {
+  return DIRECT_COMMAND_RE.test(text) || (SUBCOMMAND_RE.test(text) && SUBCOMMAND_COMMAND_RE.test(text));
+}
 
 /**
  * Segments of a command text: runs between newlines, `;`, `|`, `&`, backquotes,
@@ -141,25 +154,32 @@ const VARIABLE_REF_RE = /^(?:\\?["'])?\$(?:\{[A-Za-z_][A-Za-z0-9_]*\}|[A-Za-z_][
 
 /** The command a word names: quotes, `$(` and a directory stripped (`"/usr/bin/mysql` → `mysql`). */
 function commandName(word: string): string {
-  const bare = word.replace(/^[("'$]+/, '').replace(/["')]+$/, '');
-  const slash = bare.lastIndexOf('/');
-  return slash === -1 ? bare : bare.slice(slash + 1);
+  let start = 0;
+  let end = word.length;
+  while (start < end && '("\'$'.includes(word[start]!)) start++;
+  while (end > start && '"\')'.includes(word[end - 1]!)) end--;
+  const slash = word.lastIndexOf('/', end - 1);
+  return word.slice(slash >= start ? slash + 1 : start, end);
 }
 
 /**
  * The range of a value that starts at `start` in `text` and whose word ends at
- * `wordEnd`: a quoted value runs to its closing quote (across spaces, up to
- * `limit`), anything else is the rest of the word.
+ * `wordEnd`: a quoted value (`"…"`, `'…'`, or JSON-escaped `\"…\"`) runs to
+ * its closing quote (across spaces, up to `limit`), a bare value to the end of
+ * the word or to a quote or JSON escape in it.
  */
 function valueRange(text: string, start: number, wordEnd: number, limit: number): Range | undefined {
   if (start >= wordEnd) return undefined;
-  const q = text[start];
-  if (q === '"' || q === "'") {
-    const close = text.indexOf(q, start + 1);
-    const end = close === -1 || close > limit ? limit : close;
-    return end > start + 1 ? [start + 1, end] : undefined;
+  const quote = openingQuote(text.slice(start, start + 2));
+  if (quote !== '') {
+    // the scan reads the value's words once: the caller skips them afterwards
+    const first = start + quote.length;
+    let close = first;
+    while (close < limit && !text.startsWith(quote, close)) close++;
+    return close > first ? [first, close] : undefined;
   }
-  return [start, wordEnd];
+  const end = bareValueEnd(text, start, wordEnd);
+  return end > start ? [start, end] : undefined;
 }
 
 /** Apply an option's value shape (`user:secret`, `pass:secret`) to a value range. */
@@ -187,54 +207,64 @@ function endsCluster(word: string, flag: string): boolean {
   return flag.length === 2 && word.length > 2 && /^-[A-Za-z]+$/.test(word) && word.endsWith(flag[1]!);
 }
 
+/**
+ * One segment, word by word. The state is a set of families (a command named
+ * again adds nothing), so each word costs at most the options of all families,
+ * and a quoted value's words are skipped, not re-read: the scan stays linear.
+ */
 function scanSegment(text: string, segStart: number, segEnd: number, out: Range[]): void {
   const segment = text.slice(segStart, segEnd);
-  if (!ANY_COMMAND_RE.test(segment)) return;
+  if (!mayNameACommand(segment)) return;
   const words: Array<{ start: number; end: number; word: string }> = [];
   for (const m of segment.matchAll(WORD_RE)) {
     words.push({ start: segStart + m.index, end: segStart + m.index + m[0].length, word: m[0] });
   }
-  const active: CredentialOption[] = [];
-  const pending: CommandFamily[] = [];
+  const active = new Set<CommandFamily>();
+  const pending = new Set<CommandFamily>();
   for (let i = 0; i < words.length; i++) {
     const { word, start, end } = words[i]!;
     const families = FAMILIES_BY_COMMAND.get(commandName(word));
     if (families !== undefined) {
-      for (const f of families) {
-        if (f.subcommand === undefined) active.push(...f.options);
-        else pending.push(f);
-      }
+      for (const f of families) (f.subcommand === undefined ? active : pending).add(f);
       continue;
     }
-    const awaited = pending.filter((f) => f.subcommand === word);
-    if (awaited.length > 0) {
-      for (const f of awaited) {
-        active.push(...f.options);
-        pending.splice(pending.indexOf(f), 1);
+    let activated = false;
+    for (const f of pending) {
+      if (f.subcommand === word) {
+        pending.delete(f);
+        active.add(f);
+        activated = true;
       }
-      continue;
     }
-    for (const option of active) {
-      let value: Range | undefined;
-      if (option.separate === true && (word === option.flag || endsCluster(word, option.flag))) {
-        const next = words[i + 1];
-        if (next !== undefined && !next.word.startsWith('-')) {
-          value = valueRange(text, next.start, next.end, segEnd);
-          i++;
+    if (activated) continue;
+    let value: Range | undefined;
+    let option: CredentialOption | undefined;
+    scan: for (const family of active) {
+      for (const o of family.options) {
+        if (o.separate === true && (word === o.flag || endsCluster(word, o.flag))) {
+          const next = words[i + 1];
+          if (next !== undefined && !next.word.startsWith('-')) {
+            value = valueRange(text, next.start, next.end, segEnd);
+            option = o;
+            break scan;
+          }
+        } else if (o.attached === true && word.startsWith(o.flag) && word.length > o.flag.length) {
+          value = valueRange(text, start + o.flag.length, end, segEnd);
+          option = o;
+          break scan;
         }
-      } else if (option.attached === true && word.startsWith(option.flag) && word.length > option.flag.length) {
-        value = valueRange(text, start + option.flag.length, end, segEnd);
       }
-      if (value === undefined) continue;
-      const secret = secretPart(text, value, option);
-      if (secret !== undefined) out.push(secret);
-      break;
     }
+    if (value === undefined || option === undefined) continue;
+    const secret = secretPart(text, value, option);
+    if (secret !== undefined) out.push(secret);
+    // the value's words (a quoted value may span several) are not options
+    while (i + 1 < words.length && words[i + 1]!.start < value[1]) i++;
   }
 }
 
 function commandFamilyRanges(text: string, out: Range[]): void {
-  if (!ANY_COMMAND_RE.test(text)) return;
+  if (!mayNameACommand(text)) return;
   for (const m of text.matchAll(SEGMENT_RE)) scanSegment(text, m.index, m.index + m[0].length, out);
 }
 
@@ -253,8 +283,9 @@ const CREDENTIAL_OPTION_WORD =
  * quote on the same line.
  */
 const CREDENTIAL_OPTION_RE = new RegExp(
-  String.raw`(?:(?<![\w-])|(?<=\\[nrt]))(?:--(?!no-)(?:[A-Za-z0-9]+[-_])*${CREDENTIAL_OPTION_WORD}|-(?:[A-Za-z0-9]+[-_])*(?:password|passwd|passphrase))` +
-    String.raw`(?:=|[ \t]+(?=[^\s-]))(${ASSIGNED_VALUE})`,
+  // the literal `-` first, then its lookbehind: a scan that tests a lookbehind at every position is several times slower
+  String.raw`-(?:(?<![\w-]-)|(?<=\\[nrt]-))(?:-(?!no-)(?:[A-Za-z0-9]+[-_])*${CREDENTIAL_OPTION_WORD}|(?:[A-Za-z0-9]+[-_])*(?:password|passwd|passphrase))` +
+    String.raw`(?:=|[ \t]+(?=[^\s-]))(${COMMAND_VALUE})`,
   'gi',
 );
 
@@ -296,13 +327,39 @@ function credentialOptionRanges(text: string, out: Range[]): void {
  */
 export const ENV_CREDENTIAL_NAME_RE = /^[A-Z][A-Z0-9_]*_(?:PW|PWD|PASS|PASSWD|KEY|CRED|CREDS|PAT|PIN)$/;
 
-const ENV_ASSIGNMENT_RE = new RegExp(
-  `${NAME_START}[A-Z][A-Z0-9_]*_(?:PW|PWD|PASS|PASSWD|KEY|CRED|CREDS|PAT|PIN)${ASSIGNMENT_SEPARATOR}(${ASSIGNED_VALUE})`,
-  'g',
-);
+/**
+ * The credential suffix and what follows it, found from the literal `_` (a
+ * scan that tests a lookbehind at every position costs several times more);
+ * the NAME before it is checked by walking back (`envNameStart`).
+ */
+const ENV_SUFFIX_RE = new RegExp(`_(?:PW|PWD|PASS|PASSWD|KEY|CRED|CREDS|PAT|PIN)${ASSIGNMENT_SEPARATOR}(${COMMAND_VALUE})`, 'g');
+
+const isUpperOrDigit = (c: number): boolean => (c >= 65 && c <= 90) || (c >= 48 && c <= 57);
+const isNameChar = (c: number): boolean => isUpperOrDigit(c) || c === 95;
+const isWordChar = (c: number): boolean => isNameChar(c) || (c >= 97 && c <= 122) || c === 36;
+
+/**
+ * Where the upper-case NAME ending at `underscore` starts, if it is one: an
+ * upper-case letter first, then letters, digits and `_`, not glued to a word
+ * before it (a JSON escape `\n` / `\r` / `\t` before it counts as a break).
+ * Each character is walked at most once per scan: the separator after a name
+ * is never a name character, so walks never overlap.
+ */
+function envNameStart(text: string, underscore: number): number | undefined {
+  let i = underscore;
+  while (i > 0 && isNameChar(text.charCodeAt(i - 1))) i--;
+  while (i < underscore && !(text.charCodeAt(i) >= 65 && text.charCodeAt(i) <= 90)) i++;
+  if (i === underscore) return undefined;
+  // the run may start with digits or `_` glued to lower-case text: the name must not be glued to a word
+  const before = i > 0 ? text.charCodeAt(i - 1) : -1;
+  const escaped = i > 1 && text[i - 2] === '\\' && 'nrt'.includes(text[i - 1]!);
+  if (before !== -1 && isWordChar(before) && !escaped) return undefined;
+  return i;
+}
 
 function envAssignmentRanges(text: string, out: Range[]): void {
-  for (const m of text.matchAll(ENV_ASSIGNMENT_RE)) {
+  for (const m of text.matchAll(ENV_SUFFIX_RE)) {
+    if (envNameStart(text, m.index) === undefined) continue;
     const value = m[1]!;
     const range = innerValue(text, value, m.index + m[0].length - value.length);
     if (range !== undefined) out.push(range);

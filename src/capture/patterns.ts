@@ -21,13 +21,38 @@ export const ASSIGNED_VALUE =
   String.raw`(?:\\"(?:[^\\\r\n]|\\[^"\r\n])*(?:\\")?|\\'(?:[^\\\r\n]|\\[^'\r\n])*(?:\\')?|` +
   String.raw`"(?:[^"\\\r\n]|\\.)*"?|'(?:[^'\\\r\n]|\\.)*'?|\S+)`;
 
+/**
+ * A value typed on a command line: quoted as in `ASSIGNED_VALUE`, else a bare
+ * word that also ends at a quote or at a JSON escape (`\n`, `\t`, `\"`), so in
+ * JSON-encoded text (a tool result) it stops where the next line or the
+ * enclosing string does instead of swallowing them. (The §9.4 floor's own
+ * `name=value` rule keeps `\S+`.)
+ */
+export const COMMAND_VALUE =
+  String.raw`(?:\\"(?:[^\\\r\n]|\\[^"\r\n])*(?:\\")?|\\'(?:[^\\\r\n]|\\[^'\r\n])*(?:\\')?|` +
+  String.raw`"(?:[^"\\\r\n]|\\.)*"?|'(?:[^'\\\r\n]|\\.)*'?|(?:[^\s"'\\]|\\(?![nrt"']))+)`;
+
+/** Where a bare command-line value starting at `start` ends (see `COMMAND_VALUE`). */
+export function bareValueEnd(text: string, start: number, limit: number): number {
+  let i = start;
+  while (i < limit) {
+    const c = text[i]!;
+    if (c === '"' || c === "'" || /\s/.test(c)) break;
+    if (c === '\\' && 'nrt"\''.includes(text[i + 1] ?? '')) break;
+    i++;
+  }
+  return i;
+}
+
 /** The quote a matched value opens with (`"`, `'`, `\"`, `\'`), or `''`. */
 export function openingQuote(value: string): string {
   return /^\\?["']/.exec(value)?.[0] ?? '';
 }
 
 /**
- * Where to start a name match: not inside a word, except right after a
- * JSON escape (`\n`, `\r`, `\t`), where the text of the next line begins.
+ * Where a name match may start: not inside a word, except right after a JSON
+ * escape (`\n`, `\r`, `\t`), where the text of the next line begins (the
+ * escape's letter is then part of the match). One plain lookbehind, so the
+ * engine's scan stays fast; an alternation of lookbehinds costs several times more.
  */
-export const NAME_START = String.raw`(?:(?<![A-Za-z0-9_$])|(?<=\\[nrt]))`;
+export const NAME_START = String.raw`(?<![A-Za-z0-9_$])(?:(?<=\\)[nrt])?`;

@@ -45,7 +45,7 @@ export type RedactOptions = {
 const PEM_RE = /-----BEGIN [A-Z0-9 ]{1,64}-----[\s\S]*?(?:-----END [A-Z0-9 ]{1,64}-----|$)/g;
 
 /** AWS access key ids (the §9.4 floor names AKIA; the other prefixes are siblings). */
-const AWS_KEY_RE = /(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AIPA|ANPA|ANVA|AROA|APKA)[0-9A-Z]{16,}/g;
+const AWS_KEY_RE = /(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AIPA|ANPA|ANVA|AROA|APKA|A3T[0-9A-Z])[0-9A-Z]{16,}/g;
 
 /**
  * Well-known bare token shapes that need no `key=` context. Each starts with a

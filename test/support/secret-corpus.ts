@@ -81,11 +81,10 @@ export function plantedSecrets(): PlantedSecret[] {
   const out: Omit<PlantedSecret, 'id'>[] = [];
   const add = (family: string, carrier: (s: string) => string, secret: string) => out.push({ family, line: carrier(secret), secret });
 
-  // --- secretlint: aws (access key id with the id scan on, secret access key, account id)
-  add('secretlint:aws', (s) => `aws configure set aws_access_key_id ${s}`, j('AS', 'IA') + r(16, UPPER + DIGITS));
+  // --- secretlint: aws (secret access keys; key ids are the pipeline's own AWS rule, below)
   add('secretlint:aws', (s) => `AWS_SECRET_ACCESS_KEY="${s}" aws s3 ls`, r(40, B64));
   add('secretlint:aws', (s) => `{"aws_secret_access_key": "${s}"}`, r(40, B64));
-  add('secretlint:aws', (s) => `aws_account_id = ${s}`, `${r(4, DIGITS)}-${r(4, DIGITS)}-${r(4, DIGITS)}`);
+  add('secretlint:aws', (s) => `aws_secret_access_key = ${s}`, r(40, B64));
   // --- secretlint: gcp (a whole service-account key file)
   {
     const key = `-----BEGIN PRIVATE KEY-----\n${pemBody(r, 'MIIEvQIBADANBgkqhkiG9w0BAQEFAASC', 6)}\n-----END PRIVATE KEY-----\n`;
@@ -199,6 +198,8 @@ export function plantedSecrets(): PlantedSecret[] {
   add('cli:scoped', (s) => `smbclient //files/share -U admin%${s}`, pw());
 
   // --- the pipeline's own shapes (AEP-0003 §9.4 floor and its hardening)
+  add('pipeline:aws-key-id', (s) => `aws configure set aws_access_key_id ${s}`, j('AS', 'IA') + r(16, UPPER + DIGITS));
+  add('pipeline:aws-key-id', (s) => `export AWS_ACCESS_KEY_ID=${s}`, j('A3', 'T') + r(17, UPPER + DIGITS));
   add('pipeline:assignment', (s) => `PGPASSWORD=${s} psql -h db.internal app`, pw());
   add('pipeline:bearer', (s) => `curl -H "Authorization: Bearer ${s}" https://api.internal/v1`, r(40, ALNUM + '._-'));
   add('pipeline:jwt', (s) => `cookie session=${s}`, `eyJ${r(30, URLSAFE)}.eyJ${r(40, URLSAFE)}.${r(43, URLSAFE)}`);

@@ -69,21 +69,6 @@ export const SKIPPED_RULES: Readonly<Record<string, string>> = {
   'filter-comments': 'it only turns secretlint-disable comments in the content into ignores; content must not steer its own redaction',
 };
 
-/** The ranges reported by the call in progress (the rules run synchronously, one call at a time). */
-let collecting: Range[] | undefined;
-
-const context: SecretLintRuleContext = {
-  sharedOptions: {},
-  // The message id alone: a rule's message text embeds the match, which must not be copied.
-  createTranslator: () => (messageId) => ({ message: String(messageId), messageId: String(messageId), data: undefined }),
-  report(descriptor) {
-    collecting?.push([descriptor.range[0], descriptor.range[1]]);
-  },
-  ignore() {
-    // never honoured (see the module comment)
-  },
-};
-
 /** One string as the secretlint source a rule reads. Location helpers are computed on demand. */
 class StringSource implements SecretLintSourceCode {
   readonly hasBOM = false;
@@ -150,23 +135,6 @@ function shortId(rule: SecretLintRuleCreator<unknown>): string {
   return id.startsWith(RULE_ID_PREFIX) ? id.slice(RULE_ID_PREFIX.length) : id;
 }
 
-/** The preset's rules, each short id once, in the preset's order. */
-export const PRESET_RULE_IDS: readonly string[] = (recommended.rules as readonly SecretLintRuleCreator<unknown>[]).map(shortId);
-
-const HOSTED: readonly HostedRule[] = (recommended.rules as readonly SecretLintRuleCreator<unknown>[]).flatMap((rule) => {
-  const id = shortId(rule);
-  if (Object.hasOwn(SKIPPED_RULES, id) || rule.meta.type !== 'scanner') return [];
-  const supported = rule.meta.supportedContentTypes;
-  if (!supported.includes('text') && !supported.includes('all')) return [];
-  const handler = rule.create(context, RULE_OPTIONS[id] ?? {});
-  const file = handler.file?.bind(handler);
-  if (file === undefined) return [];
-  return [{ id, file, sources: RULE_SOURCES[id] ?? (() => [PLAIN]) }];
-});
-
-/** The short ids of the rules this host runs. */
-export const HOSTED_RULE_IDS: readonly string[] = HOSTED.map((r) => r.id);
-
 /** One report: the rule's short id and the range it reported. */
 export interface SecretlintReport {
   readonly rule: string;
@@ -180,34 +148,87 @@ export interface SecretlintFindings {
   readonly failed: boolean;
 }
 
+/** A set of secretlint rules, created once, scanning one string per call. */
+export interface SecretlintHost {
+  /** short ids of the rules run */
+  readonly ruleIds: readonly string[];
+  scan(text: string): SecretlintFindings;
+}
+
 function isThenable(x: unknown): x is PromiseLike<unknown> {
   return typeof x === 'object' && x !== null && typeof (x as { then?: unknown }).then === 'function';
 }
 
-/** Run every hosted rule over `text`, synchronously. */
-export function scanWithSecretlint(text: string): SecretlintFindings {
-  const reports: SecretlintReport[] = [];
-  let failed = false;
-  const plain = new StringSource(text, PLAIN.filePath, PLAIN.ext);
-  for (const rule of HOSTED) {
-    for (const identity of rule.sources(text)) {
-      const found: Range[] = [];
-      collecting = found;
-      try {
-        const source = identity === PLAIN ? plain : new StringSource(text, identity.filePath, identity.ext);
-        const result: unknown = rule.file(source);
-        if (isThenable(result)) {
-          // Work the hook path cannot wait for: fail closed, and keep the rejection handled.
-          Promise.resolve(result).catch(() => undefined);
+/**
+ * Host secretlint scanner rules: each is created once with a context whose
+ * `report` collects ranges into the scan in progress (the rules run
+ * synchronously, one scan at a time), whose translator returns the message id
+ * alone (a rule's message embeds the match, which must not be copied), and
+ * whose `ignore` does nothing.
+ */
+export function createSecretlintHost(rules: readonly SecretLintRuleCreator<unknown>[]): SecretlintHost {
+  let collecting: Range[] | undefined;
+  const context: SecretLintRuleContext = {
+    sharedOptions: {},
+    createTranslator: () => (messageId) => ({ message: String(messageId), messageId: String(messageId), data: undefined }),
+    report(descriptor) {
+      collecting?.push([descriptor.range[0], descriptor.range[1]]);
+    },
+    ignore() {
+      // never honoured (see the module comment)
+    },
+  };
+  const hosted: HostedRule[] = rules.flatMap((rule) => {
+    const id = shortId(rule);
+    if (Object.hasOwn(SKIPPED_RULES, id) || rule.meta.type !== 'scanner') return [];
+    const supported = rule.meta.supportedContentTypes;
+    if (!supported.includes('text') && !supported.includes('all')) return [];
+    const handler = rule.create(context, RULE_OPTIONS[id] ?? {});
+    const file = handler.file?.bind(handler);
+    if (file === undefined) return [];
+    return [{ id, file, sources: RULE_SOURCES[id] ?? (() => [PLAIN]) }];
+  });
+
+  const scan = (text: string): SecretlintFindings => {
+    const reports: SecretlintReport[] = [];
+    let failed = false;
+    const plain = new StringSource(text, PLAIN.filePath, PLAIN.ext);
+    for (const rule of hosted) {
+      for (const identity of rule.sources(text)) {
+        const found: Range[] = [];
+        collecting = found;
+        try {
+          const source = identity === PLAIN ? plain : new StringSource(text, identity.filePath, identity.ext);
+          const result: unknown = rule.file(source);
+          if (isThenable(result)) {
+            // Work the hook path cannot wait for: fail closed, and keep the rejection handled.
+            Promise.resolve(result).catch(() => undefined);
+            failed = true;
+          }
+        } catch {
           failed = true;
+        } finally {
+          collecting = undefined;
         }
-      } catch {
-        failed = true;
-      } finally {
-        collecting = undefined;
+        for (const range of found) reports.push({ rule: rule.id, range });
       }
-      for (const range of found) reports.push({ rule: rule.id, range });
     }
-  }
-  return { reports, failed };
+    return { reports, failed };
+  };
+  return { ruleIds: hosted.map((r) => r.id), scan };
+}
+
+const PRESET_RULES = recommended.rules as readonly SecretLintRuleCreator<unknown>[];
+
+/** The installed preset's rules, by short id, in the preset's order. */
+export const PRESET_RULE_IDS: readonly string[] = PRESET_RULES.map(shortId);
+
+const presetHost = createSecretlintHost(PRESET_RULES);
+
+/** The short ids of the preset rules the pipeline runs. */
+export const HOSTED_RULE_IDS: readonly string[] = presetHost.ruleIds;
+
+/** Run every hosted preset rule over `text`, synchronously. */
+export function scanWithSecretlint(text: string): SecretlintFindings {
+  return presetHost.scan(text);
 }

@@ -5,6 +5,13 @@
  * redacts more (token shapes, quoted assignments, any user's home), as the
  * spec allows.
  *
+ * Rule (a) is three layers, each on the text as the pass received it:
+ * 1. the maintained ruleset: every scanner rule of the secretlint recommended
+ *    preset (`secretlint.ts`), first, while the context its rules key on is intact;
+ * 2. this module's own shapes: the §9.4 floor (PEM, AKIA, Bearer, named
+ *    assignments, JWT) and its hardening (token prefixes, URL credentials);
+ * 3. credentials typed on a command line (`command-credentials.ts`).
+ *
  * Every pattern is compiled once at module load and written so that a failed
  * match attempt scans a bounded or run-anchored span: unbounded classes only
  * start at a run boundary (a lookbehind) or after a literal prefix, and no

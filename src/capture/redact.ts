@@ -5,12 +5,23 @@
  * redacts more (token shapes, quoted assignments, any user's home), as the
  * spec allows.
  *
+ * Rule (a) is three layers, each on the text as the pass received it:
+ * 1. the maintained ruleset: every scanner rule of the secretlint recommended
+ *    preset (`secretlint.ts`), first, while the context its rules key on is intact;
+ * 2. this module's own shapes: the §9.4 floor (PEM, AKIA, Bearer, named
+ *    assignments, JWT) and its hardening (token prefixes, URL credentials);
+ * 3. credentials typed on a command line (`command-credentials.ts`).
+ *
  * Every pattern is compiled once at module load and written so that a failed
  * match attempt scans a bounded or run-anchored span: unbounded classes only
  * start at a run boundary (a lookbehind) or after a literal prefix, and no
  * quantified group can split the same input two ways, so the pipeline stays
  * linear in the input size.
  */
+
+import { commandCredentialRanges, ENV_CREDENTIAL_NAME_RE, type Range } from './command-credentials.js';
+import { ASSIGNED_VALUE, ASSIGNMENT_SEPARATOR, NAME_START, openingQuote } from './patterns.js';
+import { scanWithSecretlint } from './secretlint.js';
 
 /** Marker that replaces a secret or credential (rules a and b). */
 export const SECRET_MARKER = '[REDACTED:secret]';
@@ -41,7 +52,7 @@ export type RedactOptions = {
 const PEM_RE = /-----BEGIN [A-Z0-9 ]{1,64}-----[\s\S]*?(?:-----END [A-Z0-9 ]{1,64}-----|$)/g;
 
 /** AWS access key ids (the §9.4 floor names AKIA; the other prefixes are siblings). */
-const AWS_KEY_RE = /(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AIPA|ANPA|ANVA|AROA|APKA)[0-9A-Z]{16,}/g;
+const AWS_KEY_RE = /(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AIPA|ANPA|ANVA|AROA|APKA|A3T[0-9A-Z])[0-9A-Z]{16,}/g;
 
 /**
  * Well-known bare token shapes that need no `key=` context. Each starts with a
@@ -96,19 +107,8 @@ const CREDENTIAL_NAME =
   '(?:access|private|secret|signing|encryption|master|session)[_.-]?key|' +
   'credentials?|authorization|auth|cookie)';
 
-/** Separator between a name and its value: optional closing quote, then `=`, `:`, `:=` or `=>`. */
-const ASSIGNMENT_SEPARATOR = String.raw`["']?\s*(?:=>|:=|[:=])\s*`;
-
 /** An optional HTTP auth scheme kept readable in front of the redacted value. */
 const AUTH_SCHEME = String.raw`(?:(?:bearer|basic|digest|token|negotiate|bot)[ \t]+)?`;
-
-/**
- * The assigned value: a double- or single-quoted string (closing quote
- * optional, stopping at the line end), else the next run of non-space
- * characters (the §9.4 floor's `\S+`). The quoted forms always match once
- * their opening quote is seen, so the engine never rescans the line.
- */
-const ASSIGNED_VALUE = String.raw`(?:"(?:[^"\\\r\n]|\\.)*"?|'(?:[^'\\\r\n]|\\.)*'?|\S+)`;
 
 /** `name = value`, `name: value`, `"name": "value"`, value possibly on the next line. */
 const CREDENTIAL_ASSIGNMENT_RE = new RegExp(
@@ -121,7 +121,7 @@ const TRAILING_PUNCTUATION_RE = /^["'`)\]},;]*$/;
 
 /** Replace a matched assigned value, keeping its quotes so JSON stays JSON. */
 function redactAssigned(prefix: string, value: string): string {
-  const quote = value.startsWith('"') ? '"' : value.startsWith("'") ? "'" : '';
+  const quote = openingQuote(value);
   if (quote === '') {
     // A value an earlier rule already replaced may have swallowed closing
     // punctuation (`'Bearer x'`); punctuation alone cannot be secret, keep it.
@@ -130,12 +130,74 @@ function redactAssigned(prefix: string, value: string): string {
     }
     return prefix + SECRET_MARKER;
   }
-  const closed = value.length > 1 && value.endsWith(quote);
+  const closed = value.length > quote.length && value.endsWith(quote);
   return prefix + quote + SECRET_MARKER + (closed ? quote : '');
 }
 
+/** Replace ranges of `text` by the secret marker: sorted, overlapping and touching ranges merged. */
+function replaceRanges(text: string, ranges: readonly Range[]): string {
+  if (ranges.length === 0) return text;
+  const sorted = [...ranges].filter(([s, e]) => e > s).sort((a, b) => a[0] - b[0] || b[1] - a[1]);
+  let out = '';
+  let at = 0;
+  let cur: [number, number] | undefined;
+  for (const [s, e] of sorted) {
+    if (cur !== undefined && s <= cur[1]) {
+      cur[1] = Math.max(cur[1], e);
+      continue;
+    }
+    if (cur !== undefined) {
+      out += text.slice(at, cur[0]) + SECRET_MARKER;
+      at = cur[1];
+    }
+    cur = [s, e];
+  }
+  if (cur !== undefined) out += text.slice(at, cur[0]) + SECRET_MARKER;
+  return out + text.slice(cur === undefined ? at : cur[1]);
+}
+
+/** Characters a token can continue with (base64, base64url, URL-safe punctuation). */
+const TOKEN_CHAR_RE = /[A-Za-z0-9+/=_\-.~%]/;
+
+/**
+ * Rules of the preset that report a whole URL for the password in its
+ * userinfo. Where the pipeline's own URL rule finds that password in the
+ * reported URL, it replaces the password alone and keeps the rest readable
+ * (`postgres://app:[REDACTED:secret]@db:5432/x`), so the report is left to it.
+ * Any other report is replaced whole (npm's `TOKEN:x-oauth-basic@github.com`
+ * puts the secret in the user part, where the URL rule would miss it).
+ */
+const URL_PASSWORD_RULES: ReadonlySet<string> = new Set(['basicauth', 'database-connection-string']);
+
+/** The URL rule's shape, unanchored, to test one reported URL. */
+const URL_PASSWORD_RE = new RegExp(URL_CREDENTIALS_RE.source);
+
+/**
+ * Replace what the secretlint preset reports, on the text as this pass
+ * received it (before the pipeline's own rules rewrite any context a rule
+ * keys on). A report is widened to the end of the token it reaches into: a
+ * rule may report fewer characters than the secret (the pinned preset's AWS
+ * secret-access-key and npm x-oauth rules report the match's start with the
+ * captured secret's length). A rule that threw or went asynchronous fails
+ * closed: the whole string is a secret.
+ */
+function redactSecretlintFindings(text: string): string {
+  const found = scanWithSecretlint(text);
+  if (found.failed) return SECRET_MARKER;
+  const ranges: Range[] = [];
+  for (const { rule, range } of found.reports) {
+    const start = Math.max(0, Math.min(range[0], text.length));
+    let end = Math.min(Math.max(range[1], start), text.length);
+    while (end < text.length && TOKEN_CHAR_RE.test(text[end]!)) end++;
+    if (URL_PASSWORD_RULES.has(rule) && URL_PASSWORD_RE.test(text.slice(start, end))) continue;
+    ranges.push([start, end]);
+  }
+  return replaceRanges(text, ranges);
+}
+
 function redactSecretShapes(text: string): string {
-  let out = text.replace(PEM_RE, SECRET_MARKER);
+  let out = redactSecretlintFindings(text);
+  out = out.replace(PEM_RE, SECRET_MARKER);
   out = out.replace(AWS_KEY_RE, SECRET_MARKER);
   for (const re of TOKEN_SHAPE_RES) out = out.replace(re, SECRET_MARKER);
   out = out.replace(JWT_RE, SECRET_MARKER);
@@ -145,7 +207,7 @@ function redactSecretShapes(text: string): string {
   out = out.replace(CREDENTIAL_ASSIGNMENT_RE, (_m, prefix: string, value: string) =>
     redactAssigned(prefix, value),
   );
-  return out;
+  return replaceRanges(out, commandCredentialRanges(out));
 }
 
 // ---------------------------------------------------------------------------
@@ -188,7 +250,7 @@ function secretNamesRegExp(names: readonly string[]): RegExp | undefined {
   if (cached !== undefined) return cached;
   const alternation = usable.map(escapeRegExp).join('|');
   const re = new RegExp(
-    `((?<![A-Za-z0-9_])(?:${alternation})${ASSIGNMENT_SEPARATOR})(${ASSIGNED_VALUE})`,
+    `(${NAME_START}(?:${alternation})${ASSIGNMENT_SEPARATOR})(${ASSIGNED_VALUE})`,
     'gi',
   );
   if (NAME_RE_CACHE.size >= NAME_RE_CACHE_LIMIT) {
@@ -351,7 +413,7 @@ const CREDENTIAL_KEY_SUFFIXES: readonly string[] = [
  */
 export function isCredentialKey(key: string): boolean {
   const normalized = key.toLowerCase().replace(/[\s_.-]+/g, '');
-  return CREDENTIAL_KEY_SUFFIXES.some((suffix) => normalized.endsWith(suffix));
+  return CREDENTIAL_KEY_SUFFIXES.some((suffix) => normalized.endsWith(suffix)) || ENV_CREDENTIAL_NAME_RE.test(key);
 }
 
 function redactValueInner(value: unknown, opts: RedactOptions, seen: Map<object, unknown>): unknown {

@@ -1,0 +1,58 @@
+/**
+ * Regex source shared by the rules that find a credential by its name
+ * (`redact.ts`'s assignment rules and `command-credentials.ts`): one spelling
+ * of "a separator" and "a value", so the rules agree on where a value ends.
+ */
+
+/**
+ * Separator between a name and its value: optional closing quote (escaped too,
+ * as in JSON-encoded JSON: `\"password\": \"…\"`), then `=`, `:`, `:=` or `=>`.
+ */
+export const ASSIGNMENT_SEPARATOR = String.raw`(?:\\?["'])?\s*(?:=>|:=|[:=])\s*`;
+
+/**
+ * A value: a double- or single-quoted string, plain or JSON-escaped (`\"…\"`),
+ * the closing quote optional and the value stopping at the line end; else the
+ * next run of non-space characters (the §9.4 floor's `\S+`). Every form
+ * consumes each character one way, and a quoted form always matches once its
+ * opening quote is seen, so the engine never rescans the line.
+ */
+export const ASSIGNED_VALUE =
+  String.raw`(?:\\"(?:[^\\\r\n]|\\[^"\r\n])*(?:\\")?|\\'(?:[^\\\r\n]|\\[^'\r\n])*(?:\\')?|` +
+  String.raw`"(?:[^"\\\r\n]|\\.)*"?|'(?:[^'\\\r\n]|\\.)*'?|\S+)`;
+
+/**
+ * A value typed on a command line: quoted as in `ASSIGNED_VALUE`, else a bare
+ * word that also ends at a quote or at a JSON escape (`\n`, `\t`, `\"`), so in
+ * JSON-encoded text (a tool result) it stops where the next line or the
+ * enclosing string does instead of swallowing them. (The §9.4 floor's own
+ * `name=value` rule keeps `\S+`.)
+ */
+export const COMMAND_VALUE =
+  String.raw`(?:\\"(?:[^\\\r\n]|\\[^"\r\n])*(?:\\")?|\\'(?:[^\\\r\n]|\\[^'\r\n])*(?:\\')?|` +
+  String.raw`"(?:[^"\\\r\n]|\\.)*"?|'(?:[^'\\\r\n]|\\.)*'?|(?:[^\s"'\\]|\\(?![nrt"']))+)`;
+
+/** Where a bare command-line value starting at `start` ends (see `COMMAND_VALUE`). */
+export function bareValueEnd(text: string, start: number, limit: number): number {
+  let i = start;
+  while (i < limit) {
+    const c = text[i]!;
+    if (c === '"' || c === "'" || /\s/.test(c)) break;
+    if (c === '\\' && 'nrt"\''.includes(text[i + 1] ?? '')) break;
+    i++;
+  }
+  return i;
+}
+
+/** The quote a matched value opens with (`"`, `'`, `\"`, `\'`), or `''`. */
+export function openingQuote(value: string): string {
+  return /^\\?["']/.exec(value)?.[0] ?? '';
+}
+
+/**
+ * Where a name match may start: not inside a word, except right after a JSON
+ * escape (`\n`, `\r`, `\t`), where the text of the next line begins (the
+ * escape's letter is then part of the match). One plain lookbehind, so the
+ * engine's scan stays fast; an alternation of lookbehinds costs several times more.
+ */
+export const NAME_START = String.raw`(?<![A-Za-z0-9_$])(?:(?<=\\)[nrt])?`;

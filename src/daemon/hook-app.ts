@@ -44,10 +44,13 @@ export function createHookApp(o: HookAppOptions): HookApp {
     ...(recorder ? { recorder } : {}),
     maxBodyBytes: o.maxBodyBytes,
     log: o.log,
+    degraded: () => bus.degraded(),
     health: () => ({
       ...o.health?.(),
       hooks: pipeline.hooks,
       hooks_failed: pipeline.failed,
+      hooks_refused: pipeline.refused,
+      hooks_lost: pipeline.lost,
       sessions_active: o.identity.activeSessions,
       identity: o.identity.counters,
       drift: drift.stats(),

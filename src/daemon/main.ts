@@ -65,7 +65,7 @@ export async function startDaemon(config: DaemonConfig, log: Logger, env: NodeJS
     policy: config.policy,
     identity,
     // the mirror first: it stamps traceparent before the log serializes
-    sinks: [...(mirror ? [mirror] : []), new JsonlLogSink(config.logDir, config.logQueueMax)],
+    sinks: [...(mirror ? [mirror] : []), new JsonlLogSink(config.logDir, config.logQueueMax, { fsyncIntervalMs: config.fsyncIntervalMs, log })],
     log,
     maxBodyBytes: config.maxBodyBytes,
     ...(recorder ? { recorder } : {}),

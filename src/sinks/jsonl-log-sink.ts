@@ -22,6 +22,8 @@ export interface JsonlLogSinkOptions {
   readonly fsyncIntervalMs?: number;
   readonly log?: Logger;
   readonly probeIntervalMs?: number;
+  /** how files are opened (tests inject faults here); `fs/promises` open by default */
+  readonly open?: typeof open;
 }
 
 /** One hook's lines for one file: written whole or not at all. */
@@ -72,6 +74,7 @@ export class JsonlLogSink implements EventSink {
   private readonly probeIntervalMs: number;
   private readonly log: Logger;
   private readonly latch: HealthLatch;
+  private readonly openFn: typeof open;
   private openHandles = 0;
   private queued = 0;
   private queuedBytes = 0;
@@ -102,6 +105,7 @@ export class JsonlLogSink implements EventSink {
     this.fsyncIntervalMs = opts.fsyncIntervalMs ?? 1_000;
     this.probeIntervalMs = opts.probeIntervalMs ?? PROBE_INTERVAL_MS;
     this.log = opts.log ?? silentLogger;
+    this.openFn = opts.open ?? open;
     this.latch = new HealthLatch('log', this.log, {
       failing: 'the event log cannot be written: hooks are refused (503) until it can; /healthz is degraded',
       recovered: 'the event log is writable again',
@@ -261,7 +265,7 @@ export class JsonlLogSink implements EventSink {
   private async openFile(f: LogFile): Promise<void> {
     await mkdir(this.dir, { recursive: true, mode: 0o700 });
     // read as well as append: a torn tail is found by reading back
-    const handle = await open(f.path, 'a+', 0o600);
+    const handle = await this.openFn(f.path, 'a+', 0o600);
     try {
       let size = (await handle.stat()).size;
       if (size === 0) this.dirGen++;
@@ -418,7 +422,7 @@ export class JsonlLogSink implements EventSink {
     const file = path.join(this.dir, `.write-probe.${process.pid}`);
     try {
       await mkdir(this.dir, { recursive: true, mode: 0o700 });
-      const h = await open(file, 'w', 0o600);
+      const h = await this.openFn(file, 'w', 0o600);
       try {
         const buf = Buffer.alloc(PROBE_BYTES, NEWLINE);
         let off = 0;

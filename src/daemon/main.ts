@@ -46,7 +46,7 @@ export async function startDaemon(config: DaemonConfig, log: Logger, env: NodeJS
     maxSessions: config.maxSessions,
   });
   const exporter = await createExporter(otel);
-  const mirror = exporter ? new OtelMirror({ config: otel, exporter, sampler: samplerFromEnv(env), version: VERSION }) : undefined;
+  const mirror = exporter ? new OtelMirror({ config: otel, exporter, sampler: samplerFromEnv(env), version: VERSION, log }) : undefined;
   // Rebuild what a previous process held in memory from the durable stream,
   // before the first hook is accepted: pairing state and open spans.
   const replay = await replayRecentLogs(config.logDir, config.replayWindowMs, Date.now(), (ev) => {

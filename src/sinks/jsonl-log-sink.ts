@@ -236,7 +236,6 @@ export class JsonlLogSink implements EventSink {
     this.groups++;
     f.size = start + buf.length;
     f.gen++;
-    this.latch.recover('write');
     // AEP_FSYNC_INTERVAL_MS=0: the group reaches the disk before any of its hooks is answered
     if (this.fsyncIntervalMs === 0) await this.syncFile(f);
     for (const e of group) e.settle(true);
@@ -403,7 +402,9 @@ export class JsonlLogSink implements EventSink {
 
   /**
    * While writes fail no hook is taken, so nothing would ever find out that
-   * they work again: a probe writes and removes a small file in the log dir.
+   * they work again: a probe writes and removes a 64 KiB file in the log dir,
+   * and only the probe ends the episode (a small write that happens to fit in
+   * a file's last page proves nothing about a full disk, and would flap).
    */
   private startProbe(): void {
     if (this.probeTimer || this.closed) return;

@@ -50,6 +50,7 @@ export function createHookApp(o: HookAppOptions): HookApp {
       hooks: pipeline.hooks,
       hooks_failed: pipeline.failed,
       hooks_refused: pipeline.refused,
+      hooks_retained: pipeline.retained,
       hooks_lost: pipeline.lost,
       sessions_active: o.identity.activeSessions,
       identity: o.identity.counters,

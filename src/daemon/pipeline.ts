@@ -8,16 +8,20 @@ import type { DriftWatch } from './drift.js';
 import type { Logger } from './log.js';
 
 /**
- * What became of one hook, once the durable sinks settled:
+ * What became of one hook, when it is answered:
  * - `recorded`: every event it became reached the operating system (or it became none);
  * - `refused`: a durable sink could not take it (log failing, queue full), so it was
  *   NOT processed at all: no seq taken, no pairing state, no span. Safe to retry later;
- * - `lost`: it was processed, then some of its events could not be written (counted).
- *   Never retried: its state and spans already exist, a retry would duplicate them.
+ * - `retained`: processed, but the write failed: its events are held in memory (bounded)
+ *   and written first when the log takes writes again. `written` settles true then,
+ *   false if they were given up (counted). Never retried: its seqs and spans exist, a
+ *   retry would duplicate them;
+ * - `lost`: processed, and some events were given up at once (counted).
  */
 export type HookOutcome =
   | { readonly status: 'recorded'; readonly events: AepEvent[] }
   | { readonly status: 'refused'; readonly reason: string }
+  | { readonly status: 'retained'; readonly events: AepEvent[]; readonly reason: string; readonly written: Promise<boolean> }
   | { readonly status: 'lost'; readonly events: AepEvent[]; readonly lost: number; readonly reason: string };
 
 /**
@@ -33,7 +37,9 @@ export class HookPipeline {
   failed = 0;
   /** hooks refused before processing because a durable sink could not take them */
   refused = 0;
-  /** hooks processed whose events (some or all) could not be written */
+  /** hooks answered while their events were held in memory after a failed write */
+  retained = 0;
+  /** hooks processed whose events (some or all) were given up */
   lost = 0;
 
   constructor(
@@ -65,9 +71,20 @@ export class HookPipeline {
     // AEP_DEBUG: the hook name and the event types and seqs it became; structural only
     this.log?.debug('hook mapped', { hook: /^[a-z0-9_]{1,64}$/.test(env.hook_event_name) ? env.hook_event_name : 'other', events: events.map((e) => `${e.type}#${e.seq}`).join(',') });
     return published.then((r): HookOutcome => {
-      if (r.lost === 0) return { status: 'recorded', events };
-      this.lost++;
-      return { status: 'lost', events, lost: r.lost, reason: r.reason ?? 'not written' };
+      const reason = r.reason ?? 'not written';
+      if (r.lost > 0) {
+        this.lost++;
+        return { status: 'lost', events, lost: r.lost, reason };
+      }
+      if (r.retained > 0) {
+        this.retained++;
+        const written = (r.finalLost ?? Promise.resolve(0)).then((lost) => {
+          if (lost > 0) this.lost++;
+          return lost === 0;
+        });
+        return { status: 'retained', events, reason, written };
+      }
+      return { status: 'recorded', events };
     });
   }
 }

@@ -84,8 +84,9 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
     if (outcome.status === 'refused') {
       return reply.code(503).send({ error: 'unavailable', message: 'the event log cannot take hooks now; nothing of this one was recorded', reason: outcome.reason });
     }
-    // Observe-only: the reply never injects context. `lost` is answered 200 too (counted): its
-    // state and spans exist already, so a retry would duplicate what did get recorded.
+    // Observe-only: the reply never injects context. `retained` (write failed, held in memory
+    // until the log recovers) and `lost` (counted) are answered 200 too: the hook was processed,
+    // its seqs and spans exist, so a retry would duplicate them.
     return reply.code(200).send({});
   });
 

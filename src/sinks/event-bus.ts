@@ -2,11 +2,15 @@ import type { AepEvent } from '../aep/event.js';
 import type { Degradation } from './health-latch.js';
 import type { EventSink, WriteOutcome } from './sink.js';
 
-/** What became of one hook's events on the durable sinks. */
+/** What became of one hook's events on the durable sinks, when it is answered. */
 export interface PublishOutcome {
-  /** events some durable sink accepted and then could not write */
+  /** events held in memory after a failed write, to be written when the log recovers */
+  readonly retained: number;
+  /** events given up */
   readonly lost: number;
   readonly reason?: string;
+  /** when `retained` > 0: the number of events finally given up, once all are settled */
+  readonly finalLost?: Promise<number>;
 }
 
 /**
@@ -35,22 +39,25 @@ export class EventBus {
   }
 
   publish(events: readonly AepEvent[]): Promise<PublishOutcome> {
-    if (events.length === 0) return Promise.resolve({ lost: 0 });
+    if (events.length === 0) return Promise.resolve({ retained: 0, lost: 0 });
+    const failed = (): WriteOutcome => ({ written: 0, retained: 0, lost: events.length, reason: 'sink failed' });
     const waits: Promise<WriteOutcome>[] = [];
     for (const sink of this.sinks) {
       try {
         const r = sink.write(events);
-        if (sink.durable && r) waits.push(r.catch(() => ({ written: 0, lost: events.length, reason: 'sink failed' })));
+        if (sink.durable && r) waits.push(r.catch(failed));
       } catch {
         this.sinkErrors++;
-        if (sink.durable) waits.push(Promise.resolve({ written: 0, lost: events.length, reason: 'sink failed' }));
+        if (sink.durable) waits.push(Promise.resolve(failed()));
       }
     }
-    if (waits.length === 0) return Promise.resolve({ lost: 0 });
+    if (waits.length === 0) return Promise.resolve({ retained: 0, lost: 0 });
     return Promise.all(waits).then((rs) => {
-      const lost = rs.reduce((n, r) => n + r.lost, 0);
+      const sum = (k: 'retained' | 'lost') => rs.reduce((n, r) => n + r[k], 0);
       const reason = rs.find((r) => r.reason)?.reason;
-      return { lost, ...(reason ? { reason } : {}) };
+      const finals = rs.map((r) => r.final).filter((p): p is NonNullable<WriteOutcome['final']> => p !== undefined);
+      const finalLost = finals.length > 0 ? Promise.all(finals).then((fs) => fs.reduce((n, f) => n + f.lost, 0)) : undefined;
+      return { retained: sum('retained'), lost: sum('lost'), ...(reason ? { reason } : {}), ...(finalLost ? { finalLost } : {}) };
     });
   }
 

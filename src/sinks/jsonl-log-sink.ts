@@ -13,6 +13,8 @@ const MAX_GROUP_BYTES = 8 * 1024 * 1024;
 /** while writes fail, how often a probe checks whether the log dir takes writes again */
 export const PROBE_INTERVAL_MS = 500;
 const PROBE_BYTES = 64 * 1024;
+/** a hook whose lines failed this many writes is given up (dropped, counted) */
+export const MAX_ATTEMPTS = 5;
 const NEWLINE = 0x0a;
 
 export interface JsonlLogSinkOptions {
@@ -26,11 +28,63 @@ export interface JsonlLogSinkOptions {
   readonly open?: typeof open;
 }
 
+/**
+ * One `write` call's fate, across the files it touched: answered once (the
+ * hook reply) when every part is written, retained or lost; finished once
+ * every part is written or lost.
+ */
+class PendingWrite {
+  private written = 0;
+  private retained = 0;
+  private lost = 0;
+  private finalWritten = 0;
+  private finalLost = 0;
+  private reason: string | undefined;
+  private resolveFinal: ((v: { written: number; lost: number }) => void) | undefined;
+
+  constructor(
+    private unanswered: number,
+    private unfinished: number,
+    private readonly reply: (o: WriteOutcome) => void,
+  ) {}
+
+  answer(lines: number, state: 'written' | 'retained' | 'lost', reason?: string): void {
+    if (state === 'written') this.written += lines;
+    else if (state === 'retained') this.retained += lines;
+    else this.lost += lines;
+    this.reason ??= reason;
+    if (--this.unanswered > 0) return;
+    const final =
+      this.retained > 0
+        ? new Promise<{ written: number; lost: number }>((r) => (this.resolveFinal = r))
+        : undefined;
+    this.reply({ written: this.written, retained: this.retained, lost: this.lost, ...(this.reason ? { reason: this.reason } : {}), ...(final ? { final } : {}) });
+    this.maybeFinish();
+  }
+
+  finish(lines: number, written: boolean): void {
+    if (written) this.finalWritten += lines;
+    else this.finalLost += lines;
+    this.unfinished--;
+    this.maybeFinish();
+  }
+
+  private maybeFinish(): void {
+    if (this.unfinished === 0 && this.unanswered === 0) this.resolveFinal?.({ written: this.finalWritten, lost: this.finalLost });
+  }
+}
+
 /** One hook's lines for one file: written whole or not at all. */
 interface Entry {
   readonly buf: Buffer;
   readonly lines: number;
-  readonly settle: (ok: boolean, reason?: string) => void;
+  readonly hook: PendingWrite;
+  /** failed writes so far */
+  attempts: number;
+  /** the hook reply was given (written, retained or lost) */
+  answered: boolean;
+  /** answered `retained`: counted in `retained` until written or dropped */
+  held: boolean;
 }
 
 interface LogFile {
@@ -58,10 +112,14 @@ interface LogFile {
  *
  * A failed or short write is cut back (ftruncate) to the end of the last whole
  * hook that landed, so the file always ends in a complete line and a hook is
- * in the file entirely or not at all. While writes fail the sink refuses new
- * hooks (`refusal`), reports itself degraded, and probes the directory until
- * it takes writes again. Bounded: at most `queueMax` lines and `maxBytes`
- * bytes wait; past either new hooks are refused, never buffered.
+ * in the file entirely or not at all. The hooks whose write failed were
+ * already processed (their seqs and spans exist), so they are not refused: they
+ * are answered `retained` and kept, in order, to be written FIRST when the log
+ * takes writes again (given up after MAX_ATTEMPTS failed writes, or at
+ * shutdown: dropped and counted). While writes fail the sink refuses new hooks
+ * (`refusal`), reports itself degraded, and probes the directory until it takes
+ * writes again. Bounded: at most `queueMax` lines and `maxBytes` bytes wait,
+ * retained ones included; past either new hooks are refused, never buffered.
  */
 export class JsonlLogSink implements EventSink {
   readonly name = 'log';
@@ -79,6 +137,8 @@ export class JsonlLogSink implements EventSink {
   private queued = 0;
   private queuedBytes = 0;
   private written = 0;
+  /** lines whose write failed, held to be written when the log takes writes again */
+  private retained = 0;
   private dropped = 0;
   private errors = 0;
   private refused = 0;
@@ -86,6 +146,8 @@ export class JsonlLogSink implements EventSink {
   private fsyncs = 0;
   private repaired = 0;
   private closed = false;
+  /** shutting down: retained lines get one last attempt, then are dropped */
+  private stopping = false;
   private lastError: string | undefined;
   /** files created, and how many of them the last finished directory fsync covered */
   private dirGen = 0;
@@ -130,10 +192,10 @@ export class JsonlLogSink implements EventSink {
   }
 
   write(events: readonly AepEvent[]): Promise<WriteOutcome> {
-    if (events.length === 0) return Promise.resolve({ written: 0, lost: 0 });
+    if (events.length === 0) return Promise.resolve({ written: 0, retained: 0, lost: 0 });
     if (this.closed) {
       this.dropped += events.length;
-      return Promise.resolve({ written: 0, lost: events.length, reason: 'closed' });
+      return Promise.resolve({ written: 0, retained: 0, lost: events.length, reason: 'closed' });
     }
     // a hook's events share one session, so this is one file in practice; kept general
     const byFile = new Map<string, string[]>();
@@ -144,37 +206,84 @@ export class JsonlLogSink implements EventSink {
       lines.push(`${JSON.stringify(ev)}\n`);
     }
     return new Promise((resolve) => {
-      let pending = byFile.size;
-      let written = 0;
-      let lost = 0;
-      let reason: string | undefined;
+      const hook = new PendingWrite(byFile.size, byFile.size, resolve);
       for (const [file, lines] of byFile) {
+        // Belt and braces: the encoded name can never leave the log dir.
+        if (path.dirname(file) !== this.dir) {
+          this.dropped += lines.length;
+          hook.answer(lines.length, 'lost', 'log path escaped the log dir');
+          hook.finish(lines.length, false);
+          continue;
+        }
         const buf = Buffer.from(lines.join(''), 'utf8');
         this.queued += lines.length;
         this.queuedBytes += buf.length;
-        const settle = (ok: boolean, why?: string) => {
-          this.queued -= lines.length;
-          this.queuedBytes -= buf.length;
-          if (ok) {
-            this.written += lines.length;
-            written += lines.length;
-          } else {
-            this.dropped += lines.length;
-            lost += lines.length;
-            reason ??= why;
-          }
-          if (--pending === 0) resolve({ written, lost, ...(reason ? { reason } : {}) });
-        };
-        // Belt and braces: the encoded name can never leave the log dir.
-        if (path.dirname(file) !== this.dir) {
-          settle(false, 'log path escaped the log dir');
-          continue;
-        }
         const f = this.fileFor(file);
-        f.queue.push({ buf, lines: lines.length, settle });
-        f.pump ??= this.pump(f);
+        f.queue.push({ buf, lines: lines.length, hook, attempts: 0, answered: false, held: false });
+        // a file parked behind retained lines (a caller that ignored `refusal`): held with them
+        if (!f.pump && this.parked(f)) this.retain(f, 0, this.latch.reason('write') ?? 'write failed');
+        else f.pump ??= this.pump(f);
       }
     });
+  }
+
+  /** An entry is in the file: answer its hook (unless already answered `retained`) and finish it. */
+  private landed(e: Entry): void {
+    this.queued -= e.lines;
+    this.queuedBytes -= e.buf.length;
+    this.written += e.lines;
+    if (e.held) this.retained -= e.lines;
+    if (!e.answered) e.hook.answer(e.lines, 'written');
+    e.answered = true;
+    e.held = false;
+    e.hook.finish(e.lines, true);
+  }
+
+  /** An entry is given up: counted as dropped. */
+  private drop(e: Entry, reason: string): void {
+    this.queued -= e.lines;
+    this.queuedBytes -= e.buf.length;
+    this.dropped += e.lines;
+    if (e.held) this.retained -= e.lines;
+    if (!e.answered) e.hook.answer(e.lines, 'lost', reason);
+    e.answered = true;
+    e.held = false;
+    e.hook.finish(e.lines, false);
+  }
+
+  /**
+   * A write to `f` failed: its first `failed` entries failed it. Every entry
+   * still queued for the file (those, and the ones behind them, which may not
+   * overtake them) is answered `retained` and waits for the probe, or is
+   * dropped once it has failed MAX_ATTEMPTS times (or at shutdown).
+   */
+  private retain(f: LogFile, failed: number, reason: string): void {
+    for (let i = 0; i < failed; i++) f.queue[i]!.attempts++;
+    const keep: Entry[] = [];
+    for (const e of f.queue) {
+      if (this.stopping || e.attempts >= MAX_ATTEMPTS) {
+        this.drop(e, reason);
+        continue;
+      }
+      if (!e.answered) {
+        e.answered = true;
+        e.held = true;
+        this.retained += e.lines;
+        e.hook.answer(e.lines, 'retained', reason);
+      }
+      keep.push(e);
+    }
+    f.queue.splice(0, f.queue.length, ...keep);
+  }
+
+  /** Whether `f` waits for the probe: its first lines failed, and writes still fail. */
+  private parked(f: LogFile): boolean {
+    return f.queue.length > 0 && f.queue[0]!.attempts > 0 && this.latch.has('write') && !this.stopping;
+  }
+
+  /** The log takes writes again: retained lines go first, file by file, in their order. */
+  private resume(): void {
+    for (const f of this.files.values()) if (f.queue.length > 0) f.pump ??= this.pump(f);
   }
 
   private fileFor(file: string): LogFile {
@@ -189,30 +298,37 @@ export class JsonlLogSink implements EventSink {
   private async pump(f: LogFile): Promise<void> {
     try {
       while (f.queue.length > 0) {
+        // lines that failed wait for the probe to find the log dir writable again; what queued behind them is held too
+        if (this.parked(f)) {
+          this.retain(f, 0, this.latch.reason('write') ?? 'write failed');
+          break;
+        }
         if (!f.handle) {
           try {
             await this.openFile(f);
           } catch (err) {
             this.failed('open', err);
-            for (const e of f.queue.splice(0)) e.settle(false, `open failed: ${errorCode(err)}`);
-            break;
+            this.retain(f, f.queue.length, `open failed: ${errorCode(err)}`);
+            continue;
           }
         }
         let bytes = 0;
         let n = 0;
         while (n < f.queue.length && (n === 0 || bytes + f.queue[n]!.buf.length <= MAX_GROUP_BYTES)) bytes += f.queue[n++]!.buf.length;
-        await this.writeGroup(f, f.queue.splice(0, n));
+        await this.writeGroup(f, n);
       }
     } finally {
       f.pump = undefined;
-      if (!f.handle) this.files.delete(f.path);
+      if (!f.handle && f.queue.length === 0) this.files.delete(f.path);
       this.evictIdle();
     }
   }
 
-  private async writeGroup(f: LogFile, group: Entry[]): Promise<void> {
+  /** Write the first `n` queued entries of `f` with one call; on failure keep the whole hooks that landed. */
+  private async writeGroup(f: LogFile, n: number): Promise<void> {
     const handle = f.handle!;
-    const buf = group.length === 1 ? group[0]!.buf : Buffer.concat(group.map((e) => e.buf));
+    const group = f.queue.slice(0, n);
+    const buf = n === 1 ? group[0]!.buf : Buffer.concat(group.map((e) => e.buf));
     const start = f.size;
     let off = 0;
     try {
@@ -228,9 +344,12 @@ export class JsonlLogSink implements EventSink {
       let ok = 0;
       while (ok < group.length && keep + group[ok]!.buf.length <= off) keep += group[ok++]!.buf.length;
       await this.cutBack(f, start, off, start + keep);
-      if (keep > 0) f.gen++;
-      const why = `write failed: ${errorCode(err)}`;
-      group.forEach((e, i) => e.settle(i < ok, i < ok ? undefined : why));
+      if (ok > 0) {
+        f.gen++;
+        if (this.fsyncIntervalMs === 0) await this.syncFile(f);
+      }
+      for (const e of f.queue.splice(0, ok)) this.landed(e);
+      this.retain(f, n - ok, `write failed: ${errorCode(err)}`);
       return;
     }
     this.groups++;
@@ -238,7 +357,7 @@ export class JsonlLogSink implements EventSink {
     f.gen++;
     // AEP_FSYNC_INTERVAL_MS=0: the group reaches the disk before any of its hooks is answered
     if (this.fsyncIntervalMs === 0) await this.syncFile(f);
-    for (const e of group) e.settle(true);
+    for (const e of f.queue.splice(0, n)) this.landed(e);
   }
 
   /**
@@ -435,7 +554,8 @@ export class JsonlLogSink implements EventSink {
       } finally {
         await h.close();
       }
-      this.latch.recover('write', { lost_events: this.dropped });
+      this.latch.recover('write', { retained_events: this.retained, dropped_events: this.dropped });
+      this.resume();
     } catch (err) {
       this.lastError = errorCode(err);
     } finally {
@@ -445,7 +565,7 @@ export class JsonlLogSink implements EventSink {
   }
 
   async flush(): Promise<void> {
-    // every write loop runs until its queue is empty; loops started meanwhile are awaited too
+    // every write loop runs until its queue is empty (or parked on a failing disk); loops started meanwhile are awaited too
     for (;;) {
       const pumps = [...this.files.values()].map((f) => f.pump).filter((p): p is Promise<void> => p !== undefined);
       if (pumps.length === 0) break;
@@ -456,6 +576,9 @@ export class JsonlLogSink implements EventSink {
 
   async shutdown(): Promise<void> {
     if (this.closed) return;
+    // retained lines get one last attempt, whatever the probe last saw; what still fails is dropped and counted
+    this.stopping = true;
+    this.resume();
     await this.flush();
     this.closed = true;
     if (this.syncTimer) clearInterval(this.syncTimer);
@@ -470,6 +593,7 @@ export class JsonlLogSink implements EventSink {
     return {
       written: this.written,
       queued: this.queued,
+      retained: this.retained,
       queued_bytes: this.queuedBytes,
       dropped: this.dropped,
       errors: this.errors,

@@ -1,14 +1,21 @@
 import type { AepEvent } from '../aep/event.js';
 import type { Degradation } from './health-latch.js';
 
-/** What became of one `write` on a durable sink. */
+/** What became of one `write` on a durable sink, when the hook is answered. */
 export interface WriteOutcome {
   /** events handed to the operating system */
   readonly written: number;
-  /** events accepted but never written (counted by the sink) */
+  /**
+   * events whose write failed, held in memory (bounded) to be written first
+   * when the log takes writes again: the hook was processed, so it is answered
+   */
+  readonly retained: number;
+  /** events given up (counted by the sink) */
   readonly lost: number;
-  /** why some were lost: a code, never content */
+  /** why some were not written: a code, never content */
   readonly reason?: string;
+  /** when `retained` > 0: settles once those are finally written or given up */
+  readonly final?: Promise<{ readonly written: number; readonly lost: number }>;
 }
 
 /** A consumer of the event stream. `write` never throws into the hook path. */

@@ -11,6 +11,8 @@ export class FaultyDisk {
   /** bytes that may still be written, across every file */
   remaining = Number.POSITIVE_INFINITY;
   failOpen: string | undefined;
+  /** writes to files whose path matches fail with `code`, whatever the budget */
+  failWrites: { path: RegExp; code: string } | undefined;
   writes = 0;
 
   readonly open = (async (path: string, flags?: string, mode?: number) => {
@@ -21,6 +23,7 @@ export class FaultyDisk {
         if (prop === 'write') {
           return async (buf: Buffer, offset = 0, length = buf.length - offset, position?: number | null) => {
             this.writes++;
+            if (this.failWrites?.path.test(path)) throw fault(this.failWrites.code);
             if (this.remaining <= 0) throw fault('ENOSPC');
             const n = Math.min(length, this.remaining);
             const r = await target.write(buf, offset, n, position);

@@ -12,7 +12,7 @@ import type { EventBus } from '../sinks/event-bus.js';
 import { EnvelopeRecorder } from './envelope-recorder.js';
 
 export const VERSION = '0.1.0';
-/** the log sink's own flush deadline (sinks/jsonl-log-sink.ts), plus a margin */
+/** what the log sink's final writes and fdatasync may take at shutdown (the whole stop is bounded by the sum below) */
 const LOG_FLUSH_MS = 10_000;
 const SHUTDOWN_MARGIN_MS = 2_000;
 

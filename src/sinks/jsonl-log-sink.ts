@@ -363,8 +363,9 @@ export class JsonlLogSink implements EventSink {
   /**
    * After a failed write: truncate back to `cut`, the end of the last whole
    * hook that landed. If the file is not the size this sink expects (someone
-   * else wrote to it), cut to its last complete line instead. If even that
-   * fails, the handle is dropped; reopening repairs the tail.
+   * else wrote to it: not supported, best effort), cut to its last complete
+   * line instead. If even that fails, the handle is dropped; reopening repairs
+   * the tail.
    */
   private async cutBack(f: LogFile, start: number, wrote: number, cut: number): Promise<void> {
     const handle = f.handle!;
@@ -387,7 +388,7 @@ export class JsonlLogSink implements EventSink {
     try {
       let size = (await handle.stat()).size;
       if (size === 0) this.dirGen++;
-      else {
+      else if (!(await endsInNewline(handle, size))) {
         const end = await lastLineEnd(handle, size);
         if (end < size) {
           await handle.truncate(end);
@@ -606,6 +607,12 @@ export class JsonlLogSink implements EventSink {
       ...(this.lastError ? { last_error: this.lastError } : {}),
     };
   }
+}
+
+async function endsInNewline(handle: FileHandle, size: number): Promise<boolean> {
+  const b = Buffer.alloc(1);
+  const { bytesRead } = await handle.read(b, 0, 1, size - 1);
+  return bytesRead === 1 && b[0] === NEWLINE;
 }
 
 /** Where the last complete line of the first `size` bytes ends (0 if there is none), reading backwards. */

@@ -60,12 +60,15 @@ export async function startDaemon(config: DaemonConfig, log: Logger, env: NodeJS
   }
   const recorder = config.recordDir ? new EnvelopeRecorder(config.recordDir) : undefined;
   if (recorder) log.warn('recording raw hermes envelopes (content-bearing) because AEP_RECORD_DIR is set', { dir: config.recordDir });
+  const logSink = new JsonlLogSink(config.logDir, config.logQueueMax, { fsyncIntervalMs: config.fsyncIntervalMs, log });
+  // an unwritable or full log dir shows (degraded, one stderr line, hooks refused) from the start
+  await logSink.start();
   const started = Date.now();
   const { app, bus } = createHookApp({
     policy: config.policy,
     identity,
     // the mirror first: it stamps traceparent before the log serializes
-    sinks: [...(mirror ? [mirror] : []), new JsonlLogSink(config.logDir, config.logQueueMax, { fsyncIntervalMs: config.fsyncIntervalMs, log })],
+    sinks: [...(mirror ? [mirror] : []), logSink],
     log,
     maxBodyBytes: config.maxBodyBytes,
     ...(recorder ? { recorder } : {}),

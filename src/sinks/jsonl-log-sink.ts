@@ -540,6 +540,19 @@ export class JsonlLogSink implements EventSink {
       return;
     }
     this.probing = true;
+    try {
+      await this.probeWrite();
+      this.latch.recover('write', { retained_events: this.retained, dropped_events: this.dropped });
+      this.resume();
+    } catch (err) {
+      this.lastError = errorCode(err);
+    } finally {
+      this.probing = false;
+    }
+  }
+
+  /** Write and remove a 64 KiB file in the log dir; throws what the filesystem said. */
+  private async probeWrite(): Promise<void> {
     const file = path.join(this.dir, `.write-probe.${process.pid}`);
     try {
       await mkdir(this.dir, { recursive: true, mode: 0o700 });
@@ -555,13 +568,21 @@ export class JsonlLogSink implements EventSink {
       } finally {
         await h.close();
       }
-      this.latch.recover('write', { retained_events: this.retained, dropped_events: this.dropped });
-      this.resume();
-    } catch (err) {
-      this.lastError = errorCode(err);
     } finally {
       await unlink(file).catch(() => undefined);
-      this.probing = false;
+    }
+  }
+
+  /**
+   * At daemon start: find out now whether the log dir takes writes, so an
+   * unwritable or full one shows on /healthz (and stderr) before the first
+   * hook, and hooks are refused (503) from the start. Never throws.
+   */
+  async start(): Promise<void> {
+    try {
+      await this.probeWrite();
+    } catch (err) {
+      this.failed('write', err);
     }
   }
 

@@ -188,6 +188,41 @@ describe('a full log disk (a real tmpfs as AEP_LOG_DIR)', () => {
   });
 });
 
+describe('a log dir already full at start', () => {
+  const base = tempDir('hermes-aep-fullstart-');
+  const logDir = path.join(base, 'log');
+  let skip: string | undefined;
+  let daemon: DaemonProcess | undefined;
+
+  beforeAll(() => {
+    mkdirSync(logDir);
+    skip = mountTmpfs(logDir, '1m');
+    if (skip) console.log(`full-at-start test skipped: ${skip}`);
+  });
+  afterAll(async () => {
+    await daemon?.stop();
+    if (!skip) umount(logDir);
+  });
+
+  it('starts degraded (503, one stderr line) and refuses hooks unprocessed; ok once space returns', async (ctx) => {
+    if (skip) return ctx.skip();
+    fill(path.join(logDir, 'filler'));
+    daemon = await startDaemonProcess({}, { logDir, stateDir: path.join(base, 'state') });
+    const h = await healthz(daemon);
+    expect(h).toMatchObject({ status: 503, body: { ok: false, status: 'degraded', degraded: [{ sink: 'log', reason: 'write failed: ENOSPC' }] } });
+    expect(lines(daemon, FAILING)).toHaveLength(1);
+    const [hook] = keyedSession('start_full', 1);
+    expect((await postHook(daemon.hookUrl, false, hook!.body, daemon.stateDir)).status).toBe(503);
+    unlinkSync(path.join(logDir, 'filler'));
+    await waitFor('recovered', async () => ((await healthz(daemon!)).status === 200 ? true : undefined));
+    expect((await postHook(daemon.hookUrl, false, hook!.body, daemon.stateDir)).status).toBe(200);
+    const files = readFiles(path.join(logDir, 'hermes'));
+    expect([...files.get('start_full.jsonl')!.keys]).toEqual([hook!.key]);
+    expect(lines(daemon, RECOVERED)).toHaveLength(1);
+    expect((await healthz(daemon)).body).toMatchObject({ hooks_refused: 1, hooks: 2, identity: { events: 1 } });
+  });
+});
+
 describe('a full state dir (a real tmpfs as AEP_STATE_DIR)', () => {
   const base = tempDir('hermes-aep-fullstate-');
   const stateDir = path.join(base, 'state');

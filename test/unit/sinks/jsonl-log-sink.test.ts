@@ -188,6 +188,23 @@ describe('JSONL log sink: a full or failing disk', () => {
     await sink.shutdown();
   });
 
+  it('start(): an unwritable log dir is degraded before the first hook, and recovers by itself', async () => {
+    const root = tempDir();
+    const disk = new FaultyDisk();
+    disk.failOpen = 'EROFS';
+    const { log, lines } = recordingLog();
+    const sink = new JsonlLogSink(root, 1000, { open: disk.open, log, probeIntervalMs: 10 });
+    await sink.start();
+    expect(sink.health()).toMatchObject({ sink: 'log', reason: 'write failed: EROFS' });
+    expect(sink.refusal()).toBe('write failed: EROFS');
+    expect(lines.filter((l) => l.level === 'error')).toHaveLength(1);
+    disk.failOpen = undefined;
+    await waitFor('recovery', () => (sink.health() === undefined ? true : undefined), 5_000);
+    expect(lines.filter((l) => l.level === 'info')).toHaveLength(1);
+    expect(readdirSync(path.join(root, 'hermes'))).toEqual([]);
+    await sink.shutdown();
+  });
+
   it('a file that never takes writes: its lines are given up after MAX_ATTEMPTS and counted; the others flow', async () => {
     const root = tempDir();
     const disk = new FaultyDisk();

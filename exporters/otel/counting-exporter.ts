@@ -1,23 +1,30 @@
 import { ExportResultCode, type ExportResult } from '@opentelemetry/core';
 import type { ReadableSpan, SpanExporter } from '@opentelemetry/sdk-trace-base';
+import { errorCode } from '../../src/sinks/health-latch.js';
 
-/** Wraps an exporter to count what reached it, what it delivered, and what it lost. */
+/** Wraps an exporter to count what reached it, what it delivered, and what it lost; `onResult` hears each outcome. */
 export class CountingExporter implements SpanExporter {
   received = 0;
   exported = 0;
   failed = 0;
   lastError: string | undefined;
 
-  constructor(readonly inner: SpanExporter) {}
+  constructor(
+    readonly inner: SpanExporter,
+    private readonly onResult?: (ok: boolean, error?: string) => void,
+  ) {}
 
   export(spans: ReadableSpan[], done: (r: ExportResult) => void): void {
     this.received += spans.length;
     this.inner.export(spans, (r) => {
-      if (r.code === ExportResultCode.SUCCESS) this.exported += spans.length;
-      else {
+      if (r.code === ExportResultCode.SUCCESS) {
+        this.exported += spans.length;
+        this.onResult?.(true);
+      } else {
         this.failed += spans.length;
         // the class of failure only: exporter errors can quote endpoints, never content
         this.lastError = r.error?.name ?? 'export failed';
+        this.onResult?.(false, errorCode(r.error));
       }
       done(r);
     });

@@ -3,6 +3,8 @@ import { detectResources, envDetector, resourceFromAttributes, type Resource } f
 import { BatchSpanProcessor, type SpanExporter } from '@opentelemetry/sdk-trace-base';
 import type { AepEvent } from '../../src/aep/event.js';
 import type { EventSink } from '../../src/sinks/sink.js';
+import { HealthLatch, type Degradation } from '../../src/sinks/health-latch.js';
+import { silentLogger, type Logger } from '../../src/daemon/log.js';
 import { CountingExporter } from './counting-exporter.js';
 import { traceparent } from './ids.js';
 import type { OtelConfig } from './otel-config.js';
@@ -17,6 +19,8 @@ export interface MirrorOptions {
   readonly sampler: TraceSampler;
   readonly version: string;
   readonly now?: () => number;
+  /** where the one line at the first failed export, and the one at recovery, go */
+  readonly log?: Logger;
 }
 
 /**
@@ -40,10 +44,18 @@ export class OtelMirror implements EventSink {
   private replayDiscarded = 0;
   private timer: NodeJS.Timeout | undefined;
   private shut: Promise<void> | undefined;
+  private readonly latch: HealthLatch;
 
   constructor(private readonly opts: MirrorOptions) {
     this.builder = new SpanBuilder({ sampler: opts.sampler, ceiling: opts.config.ceiling, maxOpenUnits: opts.config.maxOpenUnits });
-    this.exporter = new CountingExporter(opts.exporter);
+    this.latch = new HealthLatch('otel', opts.log ?? silentLogger, {
+      failing: 'spans cannot be exported: they are dropped and counted until an export succeeds; /healthz is degraded',
+      recovered: 'spans are exported again',
+    });
+    // an export that fails degrades /healthz until the next one succeeds (spans lost meanwhile are counted)
+    this.exporter = new CountingExporter(opts.exporter, (ok, code) =>
+      ok ? this.latch.recover('export', { spans_failed: this.exporter.failed }) : this.latch.fail('export', `otel export failed: ${code ?? 'unknown'}`),
+    );
     this.processor = new BatchSpanProcessor(this.exporter, opts.config.batch);
     this.resource = resourceFromAttributes({ 'service.name': 'hermes-aep', 'service.version': opts.version }).merge(
       detectResources({ detectors: [envDetector] }),
@@ -99,6 +111,10 @@ export class OtelMirror implements EventSink {
     this.replayed++;
   }
 
+  health(): Degradation | undefined {
+    return this.latch.current();
+  }
+
   flush(): Promise<void> {
     return this.processor.forceFlush();
   }
@@ -106,6 +122,7 @@ export class OtelMirror implements EventSink {
   shutdown(): Promise<void> {
     this.shut ??= (async () => {
       if (this.timer) clearInterval(this.timer);
+      this.latch.close();
       // open units are NOT exported here: the next start rebuilds them from the log
       let timer: NodeJS.Timeout | undefined;
       const deadline = new Promise<void>((r) => {

@@ -28,6 +28,7 @@ const envSchema = z.object({
   AEP_SOURCE_HOST: z.string().regex(/^[A-Za-z0-9.-]{1,253}$/, 'letters, digits, dots and dashes').optional(),
   AEP_MAX_BODY_BYTES: z.coerce.number().int().min(1024).max(1024 * 1024 * 1024).default(64 * 1024 * 1024),
   AEP_LOG_QUEUE_MAX: z.coerce.number().int().min(1).default(10_000),
+  AEP_FSYNC_INTERVAL_MS: z.coerce.number().int().min(0).max(3_600_000).default(1_000),
   AEP_MAX_SESSIONS: z.coerce.number().int().min(1).default(10_000),
   AEP_DEBUG: bool.default(false),
   AEP_RECORD_DIR: z.string().min(1).optional(),
@@ -43,6 +44,8 @@ export interface DaemonConfig {
   readonly sourceHost: string;
   readonly maxBodyBytes: number;
   readonly logQueueMax: number;
+  /** fdatasync of the session logs every this many ms; 0 = before each hook is answered */
+  readonly fsyncIntervalMs: number;
   readonly maxSessions: number;
   readonly debug: boolean;
   readonly replayWindowMs: number;
@@ -82,6 +85,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): DaemonConfig {
     sourceHost: e.AEP_SOURCE_HOST ?? sanitizeHost(os.hostname()),
     maxBodyBytes: e.AEP_MAX_BODY_BYTES,
     logQueueMax: e.AEP_LOG_QUEUE_MAX,
+    fsyncIntervalMs: e.AEP_FSYNC_INTERVAL_MS,
     maxSessions: e.AEP_MAX_SESSIONS,
     debug: e.AEP_DEBUG,
     replayWindowMs: e.AEP_REPLAY_WINDOW_MS,

@@ -12,7 +12,7 @@ import type { EventBus } from '../sinks/event-bus.js';
 import { EnvelopeRecorder } from './envelope-recorder.js';
 
 export const VERSION = '0.1.0';
-/** the log sink's own flush deadline (sinks/jsonl-log-sink.ts), plus a margin */
+/** what the log sink's final writes and fdatasync may take at shutdown (the whole stop is bounded by the sum below) */
 const LOG_FLUSH_MS = 10_000;
 const SHUTDOWN_MARGIN_MS = 2_000;
 
@@ -46,7 +46,7 @@ export async function startDaemon(config: DaemonConfig, log: Logger, env: NodeJS
     maxSessions: config.maxSessions,
   });
   const exporter = await createExporter(otel);
-  const mirror = exporter ? new OtelMirror({ config: otel, exporter, sampler: samplerFromEnv(env), version: VERSION }) : undefined;
+  const mirror = exporter ? new OtelMirror({ config: otel, exporter, sampler: samplerFromEnv(env), version: VERSION, log }) : undefined;
   // Rebuild what a previous process held in memory from the durable stream,
   // before the first hook is accepted: pairing state and open spans.
   const replay = await replayRecentLogs(config.logDir, config.replayWindowMs, Date.now(), (ev) => {
@@ -60,12 +60,15 @@ export async function startDaemon(config: DaemonConfig, log: Logger, env: NodeJS
   }
   const recorder = config.recordDir ? new EnvelopeRecorder(config.recordDir) : undefined;
   if (recorder) log.warn('recording raw hermes envelopes (content-bearing) because AEP_RECORD_DIR is set', { dir: config.recordDir });
+  const logSink = new JsonlLogSink(config.logDir, config.logQueueMax, { fsyncIntervalMs: config.fsyncIntervalMs, log });
+  // an unwritable or full log dir shows (degraded, one stderr line, hooks refused) from the start
+  await logSink.start();
   const started = Date.now();
   const { app, bus } = createHookApp({
     policy: config.policy,
     identity,
     // the mirror first: it stamps traceparent before the log serializes
-    sinks: [...(mirror ? [mirror] : []), new JsonlLogSink(config.logDir, config.logQueueMax)],
+    sinks: [...(mirror ? [mirror] : []), logSink],
     log,
     maxBodyBytes: config.maxBodyBytes,
     ...(recorder ? { recorder } : {}),

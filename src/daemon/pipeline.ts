@@ -8,14 +8,39 @@ import type { DriftWatch } from './drift.js';
 import type { Logger } from './log.js';
 
 /**
- * One hook, start to finish: drift check → pure mapping → identity → bus.
- * Synchronous on purpose: hooks are processed in arrival order, and nothing
- * here waits on a sink.
+ * What became of one hook, when it is answered:
+ * - `recorded`: every event it became reached the operating system (or it became none);
+ * - `refused`: a durable sink could not take it (log failing, queue full), so it was
+ *   NOT processed at all: no seq taken, no pairing state, no span. Safe to retry later;
+ * - `retained`: processed, but the write failed: its events are held in memory (bounded)
+ *   and written first when the log takes writes again. `written` settles true then,
+ *   false if they were given up (counted). Never retried: its seqs and spans exist, a
+ *   retry would duplicate them;
+ * - `lost`: processed, and some events were given up at once (counted).
+ */
+export type HookOutcome =
+  | { readonly status: 'recorded'; readonly events: AepEvent[] }
+  | { readonly status: 'refused'; readonly reason: string }
+  | { readonly status: 'retained'; readonly events: AepEvent[]; readonly reason: string; readonly written: Promise<boolean> }
+  | { readonly status: 'lost'; readonly events: AepEvent[]; readonly lost: number; readonly reason: string };
+
+/**
+ * One hook, start to finish: admission → drift check → pure mapping →
+ * identity → bus. Everything up to the bus runs synchronously, in arrival
+ * order (that is what orders each session's events); the returned promise
+ * settles when the durable sinks have the events (group commit), and never
+ * rejects.
  */
 export class HookPipeline {
   hooks = 0;
   /** hooks whose mapping or stamping threw: answered, counted, logged by class; never a crash */
   failed = 0;
+  /** hooks refused before processing because a durable sink could not take them */
+  refused = 0;
+  /** hooks answered while their events were held in memory after a failed write */
+  retained = 0;
+  /** hooks processed whose events (some or all) were given up */
+  lost = 0;
 
   constructor(
     private readonly policy: CapturePolicy,
@@ -26,8 +51,13 @@ export class HookPipeline {
     private readonly log?: Logger,
   ) {}
 
-  handle(env: HookEnvelope): AepEvent[] {
+  handle(env: HookEnvelope): Promise<HookOutcome> {
     this.hooks++;
+    const refusal = this.bus.refusal();
+    if (refusal) {
+      this.refused++;
+      return Promise.resolve({ status: 'refused', reason: refusal });
+    }
     this.drift.check(env);
     let events: AepEvent[];
     try {
@@ -35,11 +65,26 @@ export class HookPipeline {
     } catch (err) {
       this.failed++;
       this.log?.error('hook could not be mapped; answered and counted', { error: (err as Error).name });
-      return [];
+      return Promise.resolve({ status: 'recorded', events: [] });
     }
-    this.bus.publish(events);
+    const published = this.bus.publish(events);
     // AEP_DEBUG: the hook name and the event types and seqs it became; structural only
     this.log?.debug('hook mapped', { hook: /^[a-z0-9_]{1,64}$/.test(env.hook_event_name) ? env.hook_event_name : 'other', events: events.map((e) => `${e.type}#${e.seq}`).join(',') });
-    return events;
+    return published.then((r): HookOutcome => {
+      const reason = r.reason ?? 'not written';
+      if (r.lost > 0) {
+        this.lost++;
+        return { status: 'lost', events, lost: r.lost, reason };
+      }
+      if (r.retained > 0) {
+        this.retained++;
+        const written = (r.finalLost ?? Promise.resolve(0)).then((lost) => {
+          if (lost > 0) this.lost++;
+          return lost === 0;
+        });
+        return { status: 'retained', events, reason, written };
+      }
+      return { status: 'recorded', events };
+    });
   }
 }

@@ -3,12 +3,15 @@ import { hookEnvelopeSchema } from '../hermes/envelope.js';
 import type { HookPipeline } from './pipeline.js';
 import type { Logger } from './log.js';
 import type { EnvelopeRecorder } from './envelope-recorder.js';
+import type { Degradation } from '../sinks/health-latch.js';
 
 export interface ServerDeps {
   readonly pipeline: HookPipeline;
   /** the opt-in raw-envelope recorder (AEP_RECORD_DIR) */
   readonly recorder?: EnvelopeRecorder;
   readonly health: () => Record<string, unknown>;
+  /** what cannot do its job right now: non-empty turns /healthz `degraded` (HTTP 503) */
+  readonly degraded?: () => Degradation[];
   readonly maxBodyBytes: number;
   readonly log: Logger;
 }
@@ -75,11 +78,23 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
       return reply.code(400).send({ error: 'invalid_envelope', message: `not a Hermes hook envelope (${reason})` });
     }
     deps.recorder?.record(req.body, parsed.data.session_id);
-    deps.pipeline.handle(parsed.data);
-    // Observe-only: the reply never blocks and never injects context.
+    // Answered once the events reached the operating system (group commit), never before.
+    const outcome = await deps.pipeline.handle(parsed.data);
+    // Refused = not processed at all, so a retry (the shim's spool) records it exactly once.
+    if (outcome.status === 'refused') {
+      return reply.code(503).send({ error: 'unavailable', message: 'the event log cannot take hooks now; nothing of this one was recorded', reason: outcome.reason });
+    }
+    // Observe-only: the reply never injects context. `retained` (write failed, held in memory
+    // until the log recovers) and `lost` (counted) are answered 200 too: the hook was processed,
+    // its seqs and spans exist, so a retry would duplicate them.
     return reply.code(200).send({});
   });
 
-  app.get('/healthz', async () => ({ ok: true, ...deps.health(), http: { rejected } }));
+  app.get('/healthz', async (_req, reply) => {
+    const degraded = deps.degraded?.() ?? [];
+    const ok = degraded.length === 0;
+    // 503 while degraded, so a plain HTTP healthcheck (compose, a supervisor) sees it
+    return reply.code(ok ? 200 : 503).send({ ok, status: ok ? 'ok' : 'degraded', degraded, ...deps.health(), http: { rejected } });
+  });
   return app;
 }

@@ -1,4 +1,4 @@
-import { appendFile, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { appendFile, mkdir, readFile, rename, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 
 const MAX_REMEMBERED = 100_000;
@@ -54,8 +54,13 @@ export class EndedSessions {
   private async compact(): Promise<void> {
     await mkdir(path.dirname(this.file), { recursive: true, mode: 0o700 });
     const tmp = `${this.file}.${process.pid}.tmp`;
-    await writeFile(tmp, [...this.ids].map((id) => `${JSON.stringify(id)}\n`).join(''), { mode: 0o600 });
-    await rename(tmp, this.file);
+    try {
+      await writeFile(tmp, [...this.ids].map((id) => `${JSON.stringify(id)}\n`).join(''), { mode: 0o600 });
+      await rename(tmp, this.file);
+    } catch (err) {
+      await unlink(tmp).catch(() => undefined);
+      throw err;
+    }
   }
 
   has(session: string): boolean {

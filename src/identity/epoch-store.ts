@@ -1,4 +1,4 @@
-import { mkdir, open, readFile, rename } from 'node:fs/promises';
+import { mkdir, open, readFile, rename, unlink } from 'node:fs/promises';
 import path from 'node:path';
 
 /**
@@ -19,14 +19,20 @@ export async function bumpEpoch(stateDir: string): Promise<number> {
   }
   const next = previous + 1;
   const tmp = `${file}.${process.pid}.tmp`;
-  const fh = await open(tmp, 'w', 0o600);
   try {
-    await fh.writeFile(`${next}\n`);
-    await fh.sync();
-  } finally {
-    await fh.close();
+    const fh = await open(tmp, 'w', 0o600);
+    try {
+      await fh.writeFile(`${next}\n`);
+      await fh.sync();
+    } finally {
+      await fh.close();
+    }
+    await rename(tmp, file);
+  } catch (err) {
+    // a full or failing state dir: the start is refused, and leaves no temp file behind
+    await unlink(tmp).catch(() => undefined);
+    throw err;
   }
-  await rename(tmp, file);
   // the rename itself must survive a power loss, or an old epoch could come back
   const dir = await open(stateDir, 'r');
   try {

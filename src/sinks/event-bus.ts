@@ -1,11 +1,24 @@
 import type { AepEvent } from '../aep/event.js';
-import type { EventSink } from './sink.js';
+import type { Degradation } from './health-latch.js';
+import type { EventSink, WriteOutcome } from './sink.js';
+
+/** What became of one hook's events on the durable sinks, when it is answered. */
+export interface PublishOutcome {
+  /** events held in memory after a failed write, to be written when the log recovers */
+  readonly retained: number;
+  /** events given up */
+  readonly lost: number;
+  readonly reason?: string;
+  /** when `retained` > 0: the number of events finally given up, once all are settled */
+  readonly finalLost?: Promise<number>;
+}
 
 /**
  * Fans each batch out to every sink, in the order they were added (the OTel
  * mirror goes first: it stamps `traceparent`, which later sinks serialize).
- * A sink that throws is counted and skipped; the others and the hook reply
- * are unaffected.
+ * A sink that throws is counted and skipped; the others are unaffected. The
+ * returned promise settles when the DURABLE sinks settled (never on export)
+ * and never rejects.
  */
 export class EventBus {
   private readonly sinks: EventSink[] = [];
@@ -15,15 +28,47 @@ export class EventBus {
     this.sinks.push(sink);
   }
 
-  publish(events: readonly AepEvent[]): void {
-    if (events.length === 0) return;
+  /** Why a new hook must be refused before it is processed (a durable sink cannot take it), or undefined. */
+  refusal(): string | undefined {
+    for (const s of this.sinks) {
+      if (!s.durable) continue;
+      const why = s.refusal?.();
+      if (why) return `${s.name}: ${why}`;
+    }
+    return undefined;
+  }
+
+  publish(events: readonly AepEvent[]): Promise<PublishOutcome> {
+    if (events.length === 0) return Promise.resolve({ retained: 0, lost: 0 });
+    const failed = (): WriteOutcome => ({ written: 0, retained: 0, lost: events.length, reason: 'sink failed' });
+    const waits: Promise<WriteOutcome>[] = [];
     for (const sink of this.sinks) {
       try {
-        sink.write(events);
+        const r = sink.write(events);
+        if (sink.durable && r) waits.push(r.catch(failed));
       } catch {
         this.sinkErrors++;
+        if (sink.durable) waits.push(Promise.resolve(failed()));
       }
     }
+    if (waits.length === 0) return Promise.resolve({ retained: 0, lost: 0 });
+    return Promise.all(waits).then((rs) => {
+      const sum = (k: 'retained' | 'lost') => rs.reduce((n, r) => n + r[k], 0);
+      const reason = rs.find((r) => r.reason)?.reason;
+      const finals = rs.map((r) => r.final).filter((p): p is NonNullable<WriteOutcome['final']> => p !== undefined);
+      const finalLost = finals.length > 0 ? Promise.all(finals).then((fs) => fs.reduce((n, f) => n + f.lost, 0)) : undefined;
+      return { retained: sum('retained'), lost: sum('lost'), ...(reason ? { reason } : {}), ...(finalLost ? { finalLost } : {}) };
+    });
+  }
+
+  /** The sinks that cannot do their job right now (empty when all is well). */
+  degraded(): Degradation[] {
+    const out: Degradation[] = [];
+    for (const s of this.sinks) {
+      const d = s.health?.();
+      if (d) out.push(d);
+    }
+    return out;
   }
 
   async flush(): Promise<void> {

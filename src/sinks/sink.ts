@@ -1,10 +1,41 @@
 import type { AepEvent } from '../aep/event.js';
+import type { Degradation } from './health-latch.js';
 
-/** A consumer of the event stream. `write` never blocks and never throws into the hook path. */
+/** What became of one `write` on a durable sink, when the hook is answered. */
+export interface WriteOutcome {
+  /** events handed to the operating system */
+  readonly written: number;
+  /**
+   * events whose write failed, held in memory (bounded) to be written first
+   * when the log takes writes again: the hook was processed, so it is answered
+   */
+  readonly retained: number;
+  /** events given up (counted by the sink) */
+  readonly lost: number;
+  /** why some were not written: a code, never content */
+  readonly reason?: string;
+  /** when `retained` > 0: settles once those are finally written or given up */
+  readonly final?: Promise<{ readonly written: number; readonly lost: number }>;
+}
+
+/** A consumer of the event stream. `write` never throws into the hook path. */
 export interface EventSink {
   readonly name: string;
-  /** Accept events; queue them; return at once. */
-  write(events: readonly AepEvent[]): void;
+  /**
+   * A durable sink (the JSONL log) holds the hook reply: its `write` returns a
+   * promise that settles once the events reached the operating system (or were
+   * lost and counted). Other sinks (the OTel mirror) are never waited on.
+   */
+  readonly durable?: boolean;
+  /** Accept events and return at once; a durable sink returns when they will have settled. */
+  write(events: readonly AepEvent[]): void | Promise<WriteOutcome>;
+  /**
+   * Durable sinks only: why a new hook cannot be taken now (queue full, the
+   * disk failing), or undefined. A refused hook is not processed at all.
+   */
+  refusal?(): string | undefined;
+  /** Set while the sink cannot do its job: `/healthz` turns `degraded`. */
+  health?(): Degradation | undefined;
   /** Resolve once everything accepted so far is durable (or dropped and counted). */
   flush(): Promise<void>;
   /** Flush and release resources; safe to call twice. */

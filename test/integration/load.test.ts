@@ -85,21 +85,28 @@ describe('correctness under load (the real daemon process, concurrent hooks)', (
   });
 });
 
-describe('every drop is counted (a log queue of one line)', () => {
-  it('written + dropped = events emitted, and the hook path still answers 200', async () => {
+describe('a full log queue refuses hooks, and counts them (a log queue of one line)', () => {
+  it('each hook is recorded (200) or refused unprocessed (503); written = events emitted; refusals counted', async () => {
     const daemon = await startDaemonProcess({ AEP_LOG_QUEUE_MAX: '1' });
     try {
       const agent = new Agent({ keepAlive: true, maxSockets: 32 });
       const hooks = workload().flat().slice(0, 600);
       const statuses = await Promise.all(hooks.map((h) => post(daemon.hookUrl, agent, h)));
       agent.destroy();
-      expect(statuses.every((s) => s === 200)).toBe(true);
+      expect(statuses.every((s) => s === 200 || s === 503)).toBe(true);
+      const refused = statuses.filter((s) => s === 503).length;
       const h = await waitFor('drained', async () => {
         const x = await daemon.health();
         return x.hooks === hooks.length && x.sinks.log.queued === 0 ? x : undefined;
       });
-      expect(h.sinks.log.dropped).toBeGreaterThan(0);
-      expect(h.sinks.log.written + h.sinks.log.dropped).toBe(h.identity.events);
+      // a refused hook was not processed: no event, no seq; everything processed was written
+      expect(refused).toBeGreaterThan(0);
+      expect(h.hooks_refused).toBe(refused);
+      expect(h.sinks.log.refused).toBe(refused);
+      expect(h.sinks.log.dropped).toBe(0);
+      expect(h.sinks.log.written).toBe(h.identity.events);
+      // a full queue is load, not a failing disk: /healthz stays ok
+      expect(h).toMatchObject({ ok: true, status: 'ok', degraded: [] });
     } finally {
       await daemon.stop();
     }

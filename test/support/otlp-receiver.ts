@@ -16,7 +16,8 @@ export class OtlpReceiver {
   private server: Server | undefined;
   url = '';
 
-  async start(): Promise<this> {
+  /** Listen on loopback: a free port, or `port` (a collector coming back where it was). */
+  async start(port = 0): Promise<this> {
     this.server = createServer((req, res) => {
       const chunks: Buffer[] = [];
       req.on('data', (c: Buffer) => chunks.push(c));
@@ -35,7 +36,7 @@ export class OtlpReceiver {
         res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
       });
     });
-    await new Promise<void>((r) => this.server!.listen(0, '127.0.0.1', r));
+    await new Promise<void>((r) => this.server!.listen(port, '127.0.0.1', r));
     const addr = this.server.address();
     this.url = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`;
     return this;

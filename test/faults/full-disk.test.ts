@@ -1,0 +1,259 @@
+import { execFileSync } from 'node:child_process';
+import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
+import { Agent } from 'node:http';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { eventKey, keyedSession, postHook, type KeyedHook } from '../support/hook-client.js';
+import { startDaemonProcess, tempDir, waitFor, type DaemonProcess } from '../support/processes.js';
+import { safeFileName } from '../../src/sinks/safe-file-name.js';
+
+const FAILING = 'the event log cannot be written';
+const RECOVERED = 'the event log is writable again';
+
+/** A real, small tmpfs: needs root (CAP_SYS_ADMIN). Returns why not, when it cannot. */
+function mountTmpfs(dir: string, size: string): string | undefined {
+  if (process.getuid?.() !== 0) return 'not root: cannot mount a tmpfs';
+  try {
+    execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${size},mode=0700`, 'tmpfs', dir], { stdio: 'pipe' });
+    return undefined;
+  } catch (err) {
+    return `mount -t tmpfs failed: ${(err as { stderr?: Buffer }).stderr?.toString().trim() ?? (err as Error).message}`;
+  }
+}
+
+function umount(dir: string): void {
+  try {
+    execFileSync('umount', [dir], { stdio: 'pipe' });
+  } catch {
+    execFileSync('umount', ['-l', dir], { stdio: 'pipe' });
+  }
+}
+
+/** Write a file until the filesystem refuses more: afterwards not one free page is left. */
+function fill(file: string): void {
+  const fd = openSync(file, 'w');
+  const chunk = Buffer.alloc(64 * 1024, 0x61);
+  try {
+    for (;;) writeSync(fd, chunk);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOSPC') throw err;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+interface FileView {
+  readonly text: string;
+  readonly keys: Set<string>;
+  readonly seqs: number[];
+  readonly invalid: number;
+}
+
+function readFiles(dir: string): Map<string, FileView> {
+  const out = new Map<string, FileView>();
+  for (const f of readdirSync(dir).filter((x) => x.endsWith('.jsonl'))) {
+    const text = readFileSync(path.join(dir, f), 'utf8');
+    const keys = new Set<string>();
+    const seqs: number[] = [];
+    let invalid = 0;
+    for (const line of text.split('\n')) {
+      if (!line) continue;
+      try {
+        const ev = JSON.parse(line) as { type: string; seq: number; data: Record<string, unknown> };
+        keys.add(eventKey(ev));
+        seqs.push(ev.seq);
+      } catch {
+        invalid++;
+      }
+    }
+    out.set(f, { text, keys, seqs, invalid });
+  }
+  return out;
+}
+
+/** No torn line, ever: every file is empty or ends in '\n', and every line is an event. */
+function expectWholeLines(files: Map<string, FileView>): void {
+  for (const [name, f] of files) {
+    expect({ name, endsInNewline: f.text === '' || f.text.endsWith('\n'), invalid: f.invalid }).toEqual({ name, endsInNewline: true, invalid: 0 });
+  }
+}
+
+async function healthz(d: DaemonProcess): Promise<{ status: number; body: Record<string, any> }> {
+  const r = await fetch(`${d.url}/healthz`);
+  return { status: r.status, body: (await r.json()) as Record<string, any> };
+}
+
+const lines = (d: DaemonProcess, msg: string) => d.stderr().split('\n').filter((l) => l.includes(msg));
+
+const SESSIONS = 8;
+const CALLS = 14;
+/** hooks per session before the disk fills, while it is full, and after space came back */
+const PHASES = [6, 14, 32 - 6 - 14] as const;
+
+describe('a full log disk (a real tmpfs as AEP_LOG_DIR)', () => {
+  const base = tempDir('hermes-aep-fulldisk-');
+  const logDir = path.join(base, 'log');
+  const stateDir = path.join(base, 'state');
+  const filler = path.join(logDir, 'filler');
+  let skip: string | undefined;
+  let daemon: DaemonProcess | undefined;
+  const agent = new Agent({ keepAlive: true, maxSockets: SESSIONS });
+  const sessions = Array.from({ length: SESSIONS }, (_, s) => keyedSession(`full_${s}`, CALLS, 1500));
+  const replies = new Map<KeyedHook, number>();
+
+  /** send hooks [from, to) of every session: sessions at once, each in order */
+  const phase = (from: number, to: number) =>
+    Promise.all(
+      sessions.map(async (hooks) => {
+        for (const h of hooks.slice(from, to)) replies.set(h, (await postHook(daemon!.hookUrl, agent, h.body, daemon!.stateDir)).status);
+      }),
+    );
+
+  beforeAll(() => {
+    mkdirSync(logDir);
+    skip = mountTmpfs(logDir, '4m');
+    if (skip) console.log(`full-disk test skipped: ${skip}`);
+  });
+  afterAll(async () => {
+    agent.destroy();
+    await daemon?.stop();
+    if (!skip) umount(logDir);
+  });
+
+  it('no torn line ever; refused while full (/healthz 503 degraded, one stderr line); nothing answered is lost; resumes cleanly; nothing written is damaged', async (ctx) => {
+    if (skip) return ctx.skip();
+    // full capture, so each line carries its 1.5 KB payload and writes cross page boundaries
+    daemon = await startDaemonProcess({ AEP_CAPTURE: 'full' }, { logDir, stateDir });
+    const hermes = path.join(logDir, 'hermes');
+
+    await phase(0, PHASES[0]);
+    expect([...replies.values()].every((s) => s === 200)).toBe(true);
+    const before = readFiles(hermes);
+    expect(before.size).toBe(SESSIONS);
+
+    fill(filler);
+    await phase(PHASES[0], PHASES[0] + PHASES[1]);
+    const failing = await waitFor('degraded', async () => {
+      const h = await healthz(daemon!);
+      return h.status === 503 ? h : undefined;
+    });
+    expect(failing.body).toMatchObject({ ok: false, status: 'degraded' });
+    expect(failing.body.degraded).toEqual([{ sink: 'log', reason: expect.stringMatching(/^write failed: ENOSPC$/), since: expect.any(String) }]);
+    const during = readFiles(hermes);
+    expectWholeLines(during);
+    // while failing, hooks are refused unprocessed: 503
+    const refusedWhileFull = [...replies.values()].filter((s) => s === 503).length;
+    expect(refusedWhileFull).toBeGreaterThan(0);
+    // the hooks whose write failed were processed already: held in memory, not lost
+    expect(failing.body.sinks.log.retained).toBeGreaterThan(0);
+    expect(failing.body.sinks.log.dropped).toBe(0);
+    expect(lines(daemon, FAILING)).toHaveLength(1);
+    expect(JSON.parse(lines(daemon, FAILING)[0]!)).toMatchObject({ level: 'error', sink: 'log', reason: 'write failed: ENOSPC' });
+
+    unlinkSync(filler);
+    const ok = await waitFor('recovered', async () => {
+      const h = await healthz(daemon!);
+      return h.status === 200 ? h : undefined;
+    });
+    expect(ok.body).toMatchObject({ ok: true, status: 'ok', degraded: [] });
+    expect(lines(daemon, RECOVERED)).toHaveLength(1);
+
+    const sentAfter = sessions.flatMap((s) => s.slice(PHASES[0] + PHASES[1]));
+    await phase(PHASES[0] + PHASES[1], PHASES[0] + PHASES[1] + PHASES[2]);
+    expect(sentAfter.map((h) => replies.get(h))).toEqual(sentAfter.map(() => 200));
+
+    const after = readFiles(hermes);
+    expectWholeLines(after);
+    const h = (await healthz(daemon)).body;
+    const missing: string[] = [];
+    for (const [hook, status] of replies) {
+      const file = after.get(`${safeFileName(hook.session)}.jsonl`)!;
+      // refused = never processed: its event must not exist
+      if (status === 503) expect(file.keys.has(hook.key)).toBe(false);
+      // answered = in the file: the hooks whose write failed were retained and written first on recovery
+      else if (!file.keys.has(hook.key)) missing.push(`${hook.session} ${hook.key}`);
+    }
+    expect(missing).toEqual([]);
+    expect(h.hooks_retained).toBeGreaterThan(0);
+    expect(h).toMatchObject({ hooks_lost: 0, sinks: { log: { dropped: 0, retained: 0, queued: 0 } } });
+    expect(h.hooks_refused).toBe([...replies.values()].filter((s) => s === 503).length);
+    // what was written before the disk filled is untouched, and every seq still rises
+    for (const [name, f] of before) expect(after.get(name)!.text.startsWith(f.text)).toBe(true);
+    for (const f of after.values()) expect(f.seqs).toEqual([...f.seqs].sort((a, b) => a - b));
+    // writing resumed: every hook after recovery is in its file
+    for (const hook of sentAfter) expect(after.get(`${safeFileName(hook.session)}.jsonl`)!.keys.has(hook.key)).toBe(true);
+    // still one line each: no flapping, nothing per event
+    expect(lines(daemon, FAILING)).toHaveLength(1);
+    expect(lines(daemon, RECOVERED)).toHaveLength(1);
+  });
+});
+
+describe('a log dir already full at start', () => {
+  const base = tempDir('hermes-aep-fullstart-');
+  const logDir = path.join(base, 'log');
+  let skip: string | undefined;
+  let daemon: DaemonProcess | undefined;
+
+  beforeAll(() => {
+    mkdirSync(logDir);
+    skip = mountTmpfs(logDir, '1m');
+    if (skip) console.log(`full-at-start test skipped: ${skip}`);
+  });
+  afterAll(async () => {
+    await daemon?.stop();
+    if (!skip) umount(logDir);
+  });
+
+  it('starts degraded (503, one stderr line) and refuses hooks unprocessed; ok once space returns', async (ctx) => {
+    if (skip) return ctx.skip();
+    fill(path.join(logDir, 'filler'));
+    daemon = await startDaemonProcess({}, { logDir, stateDir: path.join(base, 'state') });
+    const h = await healthz(daemon);
+    expect(h).toMatchObject({ status: 503, body: { ok: false, status: 'degraded', degraded: [{ sink: 'log', reason: 'write failed: ENOSPC' }] } });
+    expect(lines(daemon, FAILING)).toHaveLength(1);
+    const [hook] = keyedSession('start_full', 1);
+    expect((await postHook(daemon.hookUrl, false, hook!.body, daemon.stateDir)).status).toBe(503);
+    unlinkSync(path.join(logDir, 'filler'));
+    await waitFor('recovered', async () => ((await healthz(daemon!)).status === 200 ? true : undefined));
+    expect((await postHook(daemon.hookUrl, false, hook!.body, daemon.stateDir)).status).toBe(200);
+    const files = readFiles(path.join(logDir, 'hermes'));
+    expect([...files.get('start_full.jsonl')!.keys]).toEqual([hook!.key]);
+    expect(lines(daemon, RECOVERED)).toHaveLength(1);
+    expect((await healthz(daemon)).body).toMatchObject({ hooks_refused: 1, hooks: 2, identity: { events: 1 } });
+  });
+});
+
+describe('a full state dir (a real tmpfs as AEP_STATE_DIR)', () => {
+  const base = tempDir('hermes-aep-fullstate-');
+  const stateDir = path.join(base, 'state');
+  let skip: string | undefined;
+
+  beforeAll(() => {
+    mkdirSync(stateDir);
+    skip = mountTmpfs(stateDir, '1m');
+    if (skip) console.log(`full-state-dir test skipped: ${skip}`);
+  });
+  afterAll(() => {
+    if (!skip) umount(stateDir);
+  });
+
+  it('the daemon refuses to start, keeps the old epoch, and leaves no epoch.<pid>.tmp behind', async (ctx) => {
+    if (skip) return ctx.skip();
+    const logDir = path.join(base, 'log');
+    const first = await startDaemonProcess({}, { logDir, stateDir });
+    expect(await first.stop()).toBe(0);
+    expect(readFileSync(path.join(stateDir, 'epoch'), 'utf8')).toBe('0\n');
+    fill(path.join(stateDir, 'filler'));
+    const err = await startDaemonProcess({}, { logDir, stateDir }).then(
+      async (d) => {
+        await d.stop();
+        return undefined;
+      },
+      (e: Error) => e,
+    );
+    expect(err?.message).toMatch(/daemon exited early \(1\).*ENOSPC/s);
+    expect(readdirSync(stateDir).sort()).toEqual(['epoch', 'filler']);
+    expect(readFileSync(path.join(stateDir, 'epoch'), 'utf8')).toBe('0\n');
+    expect(existsSync(path.join(stateDir, 'filler'))).toBe(true);
+  });
+});

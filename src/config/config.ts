@@ -11,6 +11,14 @@ const bool = z
 const port = z.coerce.number().int().min(0).max(65535);
 const list = z.string().transform((s) => s.split(',').map((x) => x.trim()).filter(Boolean));
 
+/**
+ * Nodes (JSON values plus object keys) a hook body may hold. A real
+ * `pre_llm_call` is long strings in a modest number of messages (about 20
+ * nodes each); a body built to make parsing and every walk after it slow is
+ * refused by the scan before anything is parsed.
+ */
+export const DEFAULT_MAX_BODY_NODES = 200_000;
+
 /** Every setting the daemon reads, with its default. The README's settings table mirrors this. */
 /** Empty values read as unset, so `AEP_PORT=` means the default, never 0. */
 const unsetIfEmpty = (env: NodeJS.ProcessEnv): Record<string, string> =>
@@ -19,6 +27,7 @@ const unsetIfEmpty = (env: NodeJS.ProcessEnv): Record<string, string> =>
 const envSchema = z.object({
   AEP_HOST: z.string().min(1).default('127.0.0.1'),
   AEP_PORT: port.default(8393),
+  AEP_MAX_BODY_NODES: z.coerce.number().int().min(1000).max(100_000_000).default(DEFAULT_MAX_BODY_NODES),
   AEP_LOG_DIR: z.string().min(1).optional(),
   AEP_STATE_DIR: z.string().min(1).optional(),
   AEP_CAPTURE: level.default('metadata'),
@@ -42,6 +51,7 @@ export interface DaemonConfig {
   readonly policy: CapturePolicy;
   readonly sourceHost: string;
   readonly maxBodyBytes: number;
+  readonly maxBodyNodes: number;
   readonly logQueueMax: number;
   readonly maxSessions: number;
   readonly debug: boolean;
@@ -81,6 +91,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): DaemonConfig {
     },
     sourceHost: e.AEP_SOURCE_HOST ?? sanitizeHost(os.hostname()),
     maxBodyBytes: e.AEP_MAX_BODY_BYTES,
+    maxBodyNodes: e.AEP_MAX_BODY_NODES,
     logQueueMax: e.AEP_LOG_QUEUE_MAX,
     maxSessions: e.AEP_MAX_SESSIONS,
     debug: e.AEP_DEBUG,

@@ -16,6 +16,10 @@ export interface HookAppOptions {
   readonly sinks: readonly EventSink[];
   readonly log: Logger;
   readonly maxBodyBytes: number;
+  /** AEP_MAX_BODY_NODES (server.ts has the default) */
+  readonly maxBodyNodes?: number;
+  /** the compiled JSON worker, for tests that run from source */
+  readonly jsonWorkerUrl?: URL;
   readonly recorder?: EnvelopeRecorder;
   /** facts the caller adds to /healthz (version, epoch, …) */
   readonly health?: () => Record<string, unknown>;
@@ -43,6 +47,8 @@ export function createHookApp(o: HookAppOptions): HookApp {
     pipeline,
     ...(recorder ? { recorder } : {}),
     maxBodyBytes: o.maxBodyBytes,
+    ...(o.maxBodyNodes !== undefined ? { maxBodyNodes: o.maxBodyNodes } : {}),
+    ...(o.jsonWorkerUrl ? { jsonWorkerUrl: o.jsonWorkerUrl } : {}),
     log: o.log,
     health: () => ({
       ...o.health?.(),

@@ -68,6 +68,7 @@ export async function startDaemon(config: DaemonConfig, log: Logger, env: NodeJS
     sinks: [...(mirror ? [mirror] : []), new JsonlLogSink(config.logDir, config.logQueueMax)],
     log,
     maxBodyBytes: config.maxBodyBytes,
+    maxBodyNodes: config.maxBodyNodes,
     ...(recorder ? { recorder } : {}),
     health: () => ({
       version: VERSION,

@@ -8,6 +8,7 @@ import type { EnvelopeRecorder } from './envelope-recorder.js';
 import type { Logger } from './log.js';
 import { HookPipeline } from './pipeline.js';
 import { buildServer } from './server.js';
+import type { RequestGuard } from '../transport/request-guard.js';
 
 export interface HookAppOptions {
   readonly policy: CapturePolicy;
@@ -20,6 +21,8 @@ export interface HookAppOptions {
   readonly maxBodyNodes?: number;
   /** the compiled JSON worker, for tests that run from source */
   readonly jsonWorkerUrl?: URL;
+  /** Host/Origin/token checks (transport/request-guard.ts); its counters go to /healthz `transport` */
+  readonly guard?: RequestGuard;
   readonly recorder?: EnvelopeRecorder;
   /** facts the caller adds to /healthz (version, epoch, …) */
   readonly health?: () => Record<string, unknown>;
@@ -49,6 +52,7 @@ export function createHookApp(o: HookAppOptions): HookApp {
     maxBodyBytes: o.maxBodyBytes,
     ...(o.maxBodyNodes !== undefined ? { maxBodyNodes: o.maxBodyNodes } : {}),
     ...(o.jsonWorkerUrl ? { jsonWorkerUrl: o.jsonWorkerUrl } : {}),
+    ...(o.guard ? { guard: o.guard } : {}),
     log: o.log,
     health: () => ({
       ...o.health?.(),

@@ -5,6 +5,7 @@ import type { Logger } from './log.js';
 import type { EnvelopeRecorder } from './envelope-recorder.js';
 import { JsonBodyParser } from './json-body.js';
 import { DEFAULT_MAX_BODY_NODES } from '../config/config.js';
+import type { RequestGuard } from '../transport/request-guard.js';
 
 export interface ServerDeps {
   readonly pipeline: HookPipeline;
@@ -17,6 +18,8 @@ export interface ServerDeps {
   readonly maxBodyNodes?: number;
   /** where the compiled JSON worker lives (tests running from source point at dist) */
   readonly jsonWorkerUrl?: URL;
+  /** Host/Origin/token checks, before anything else (the daemon always sets one) */
+  readonly guard?: RequestGuard;
 }
 
 /** Hermes payloads nest a handful of levels; the bound keeps every recursive walk (digest, redaction) safe. */
@@ -66,6 +69,8 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
   let rejected = 0;
   // JSON only: a text body is refused as a media-type error, not half-parsed.
   app.removeContentTypeParser('text/plain');
+  // Host/Origin (and, over TCP, the token) first: a refused request's body is never read.
+  if (deps.guard) app.addHook('onRequest', deps.guard.onRequest);
   // Bounded JSON: nodes and depth are counted before parsing; large bodies parse on a worker.
   const json = new JsonBodyParser(
     { maxBytes: deps.maxBodyBytes, maxNodes: deps.maxBodyNodes ?? DEFAULT_MAX_BODY_NODES, maxDepth: MAX_DEPTH, ...(deps.jsonWorkerUrl ? { workerUrl: deps.jsonWorkerUrl } : {}) },

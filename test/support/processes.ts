@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
-import { CLI, SHIM } from './paths.js';
+import { CLI, ROOT, SHIM } from './paths.js';
 
 export interface DaemonProcess {
   /** the TCP listener (`http://127.0.0.1:port`); '' when started without AEP_PORT */
@@ -98,7 +98,12 @@ export async function startDaemonProcess(env: Record<string, string> = {}, dirs?
   const url = listening.url ?? '';
   const socketPath = listening.socket ?? '';
   const tokenFile = env.AEP_TOKEN_FILE || path.join(stateDir, 'hook-token');
-  const authHeaders: Record<string, string> = url ? { authorization: `Bearer ${readFileSync(tokenFile, 'utf8').trim()}` } : {};
+  let authHeaders: Record<string, string> = {};
+  try {
+    if (url) authHeaders = { authorization: `Bearer ${readFileSync(tokenFile, 'utf8').trim()}` };
+  } catch {
+    authHeaders = {}; // a daemon that made no token: requests go without
+  }
   return {
     url,
     hookUrl: url ? `${url}/hook` : '',
@@ -153,4 +158,40 @@ export function runShim(input: string | Buffer, env: Record<string, string>, via
     child.stdin.on('error', () => undefined);
     child.stdin.end(input);
   });
+}
+
+export interface StallProbe {
+  /** the slowest /healthz answer (ms) since the previous report, with how many answered and failed */
+  report(): Promise<{ max_ms: number; n: number; failed: number }>;
+  stop(): Promise<void>;
+}
+
+/**
+ * A separate process polling the daemon's /healthz every 10 ms
+ * (test/support/stall-probe.ts): the longest wait is how long the daemon
+ * stalled every other hook.
+ */
+export async function startStallProbe(d: DaemonProcess): Promise<StallProbe> {
+  const child = spawn(process.execPath, [path.join(ROOT, 'dist', 'test', 'support', 'stall-probe.js')], {
+    env: { ...process.env, ...(d.socketPath ? { PROBE_SOCKET: d.socketPath } : { PROBE_URL: d.url }) },
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
+  let out = '';
+  child.stdout!.on('data', (c: Buffer) => (out += c.toString('utf8')));
+  const exited = new Promise<void>((r) => child.once('exit', () => r()));
+  const report = async () => {
+    const before = out.length;
+    child.stdin!.write('report\n');
+    const line = await waitFor('stall probe report', () => (out.indexOf('\n', before) > 0 ? out.slice(before, out.indexOf('\n', before)) : undefined), 10_000, 5);
+    return JSON.parse(line) as { max_ms: number; n: number; failed: number };
+  };
+  // the probe has answered at least once before anything is measured
+  await waitFor('stall probe running', async () => ((await report()).n > 0 ? true : undefined), 10_000, 50);
+  return {
+    report,
+    stop: async () => {
+      child.stdin!.end();
+      await exited;
+    },
+  };
 }

@@ -15,10 +15,12 @@ const list = z.string().transform((s) => s.split(',').map((x) => x.trim()).filte
 /**
  * Nodes (JSON values plus object keys) a hook body may hold. A real
  * `pre_llm_call` is long strings in a modest number of messages (about 20
- * nodes each); a body built to make parsing and every walk after it slow is
- * refused by the scan before anything is parsed.
+ * nodes each: 100,000 is some 5,000 messages); the costliest shape at the cap
+ * (50,000 keys in a digested field) takes about 75 ms of the daemon's CPU.
+ * A body built to make parsing and every walk after it slow is refused by
+ * the scan before anything is parsed.
  */
-export const DEFAULT_MAX_BODY_NODES = 200_000;
+export const DEFAULT_MAX_BODY_NODES = 100_000;
 
 /** Every setting the daemon reads, with its default. The README's settings table mirrors this. */
 /** Empty values read as unset, so `AEP_PORT=` means the default, never 0. */

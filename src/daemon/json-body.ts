@@ -32,6 +32,17 @@ export class BodyRefusal extends Error {
 const hasOwn = (o: object, k: string) => Object.prototype.hasOwnProperty.call(o, k);
 
 /**
+ * Values this module parsed, with the nesting the scan measured (levels of
+ * objects/arrays), so a later depth check need not walk them again.
+ */
+const scannedDepth = new WeakMap<object, number>();
+
+/** The nesting levels measured when `value` was parsed here; undefined for anything else. */
+export function knownDepth(value: unknown): number | undefined {
+  return typeof value === 'object' && value !== null ? scannedDepth.get(value) : undefined;
+}
+
+/**
  * The same stripping as fastify's `onProtoPoisoning/onConstructorPoisoning: 'remove'`:
  * `__proto__` keys, and `constructor` keys holding a `prototype`, are dropped (iteratively).
  */
@@ -65,6 +76,7 @@ export function parseBounded(bytes: Uint8Array, limits: ScanLimits): unknown {
   if (text.trim() === '') throw new BodyRefusal('empty_body');
   const value: unknown = JSON.parse(text);
   if (scan.suspectKeys) stripPoisonKeys(value);
+  if (typeof value === 'object' && value !== null) scannedDepth.set(value, scan.maxDepth);
   return value;
 }
 
@@ -78,7 +90,7 @@ export type WorkerRequest =
 
 /** What the worker answers for one body: the value whole, or in batches of parts (json-parts.ts). */
 export type WorkerReply =
-  | { id: number; ok: true; parts: Part[]; more: boolean }
+  | { id: number; ok: true; parts: Part[]; more: boolean; depth?: number }
   | { id: number; ok: false; refusal?: BodyRefusalCode; syntax?: true };
 
 export interface JsonBodyParserOptions extends ScanLimits {
@@ -231,7 +243,9 @@ export class JsonBodyParser {
         (entry.assembler ??= new Assembler()).apply(m.parts);
         if (m.more) return void w.postMessage({ type: 'next', id: m.id } satisfies WorkerRequest);
         this.jobs.delete(m.id);
-        entry.resolve?.(entry.assembler.value);
+        const value = entry.assembler.value;
+        if (m.depth !== undefined && typeof value === 'object' && value !== null) scannedDepth.set(value, m.depth);
+        entry.resolve?.(value);
         return void this.armIdle();
       }
       this.jobs.delete(m.id);

@@ -4,7 +4,7 @@
 // body, which is content.
 import { setPriority } from 'node:os';
 import { parentPort } from 'node:worker_threads';
-import { BodyRefusal, PART_BYTES, parseBounded, type WorkerReply, type WorkerRequest } from './json-body.js';
+import { BodyRefusal, knownDepth, PART_BYTES, parseBounded, type WorkerReply, type WorkerRequest } from './json-body.js';
 import { splitValue, type Part } from './json-parts.js';
 
 // Parsing is background work: on Linux a nice value belongs to the calling thread, so
@@ -19,14 +19,15 @@ if (process.platform === 'linux') {
 
 const bodies = new Map<number, Uint8Array[]>();
 /** values going back in batches, one batch per request of the daemon */
-const outgoing = new Map<number, Part[][]>();
+const outgoing = new Map<number, { batches: Part[][]; depth: number | undefined }>();
 
 function sendBatch(id: number): void {
-  const batches = outgoing.get(id);
-  const batch = batches?.shift();
-  if (!batches || !batch) return void outgoing.delete(id);
-  if (batches.length === 0) outgoing.delete(id);
-  parentPort!.postMessage({ id, ok: true, parts: batch, more: batches.length > 0 } satisfies WorkerReply);
+  const out = outgoing.get(id);
+  const batch = out?.batches.shift();
+  if (!out || !batch) return void outgoing.delete(id);
+  const more = out.batches.length > 0;
+  if (!more) outgoing.delete(id);
+  parentPort!.postMessage({ id, ok: true, parts: batch, more, ...(!more && out.depth !== undefined ? { depth: out.depth } : {}) } satisfies WorkerReply);
 }
 
 parentPort?.on('message', (m: WorkerRequest) => {
@@ -40,18 +41,14 @@ parentPort?.on('message', (m: WorkerRequest) => {
   const parts = bodies.get(m.id) ?? [];
   bodies.delete(m.id);
   if (m.type === 'abort') return void outgoing.delete(m.id);
-  let reply: WorkerReply;
   try {
     const body = parts.length === 1 ? parts[0]! : Buffer.concat(parts);
     parts.length = 0;
-    const batches = splitValue(parseBounded(body, m.limits), PART_BYTES);
-    if (batches.length > 1) {
-      outgoing.set(m.id, batches);
-      return sendBatch(m.id);
-    }
-    reply = { id: m.id, ok: true, parts: batches[0]!, more: false };
+    const value = parseBounded(body, m.limits);
+    outgoing.set(m.id, { batches: splitValue(value, PART_BYTES), depth: knownDepth(value) });
+    return sendBatch(m.id);
   } catch (err) {
-    reply = err instanceof BodyRefusal ? { id: m.id, ok: false, refusal: err.code } : { id: m.id, ok: false, syntax: true };
+    const reply: WorkerReply = err instanceof BodyRefusal ? { id: m.id, ok: false, refusal: err.code } : { id: m.id, ok: false, syntax: true };
+    parentPort!.postMessage(reply);
   }
-  parentPort!.postMessage(reply);
 });

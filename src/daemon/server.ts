@@ -3,7 +3,7 @@ import { hookEnvelopeSchema } from '../hermes/envelope.js';
 import type { HookPipeline } from './pipeline.js';
 import type { Logger } from './log.js';
 import type { EnvelopeRecorder } from './envelope-recorder.js';
-import { JsonBodyParser } from './json-body.js';
+import { JsonBodyParser, knownDepth } from './json-body.js';
 import { DEFAULT_MAX_BODY_NODES } from '../config/config.js';
 import type { RequestGuard } from '../transport/request-guard.js';
 
@@ -25,8 +25,14 @@ export interface ServerDeps {
 /** Hermes payloads nest a handful of levels; the bound keeps every recursive walk (digest, redaction) safe. */
 export const MAX_DEPTH = 64;
 
-/** Iterative, so a hostile body cannot blow the stack while being measured; no allocation per node. */
+/**
+ * Iterative, so a hostile body cannot blow the stack while being measured; no
+ * allocation per node. A body parsed by json-body.ts was measured by its scan
+ * already: that answer is used instead of walking it again.
+ */
 export function nestsDeeperThan(value: unknown, limit: number): boolean {
+  const known = knownDepth(value);
+  if (known !== undefined) return known > limit;
   const values: unknown[] = [value];
   const depths: number[] = [0];
   const push = (child: unknown, d: number) => {
@@ -84,6 +90,8 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
     rejected++;
     const code = (err as { code?: string }).code ?? '';
     const known = REFUSALS[code] ?? (err instanceof SyntaxError ? REFUSALS.FST_ERR_CTP_INVALID_JSON_BODY : undefined);
+    // a real hook lost to the node cap should be visible to the operator (structure only)
+    if (code === 'too_many_nodes') deps.log.warn('a hook body was refused: more JSON values and keys than AEP_MAX_BODY_NODES', { max: deps.maxBodyNodes ?? DEFAULT_MAX_BODY_NODES });
     if (known) return reply.code(known.status).send({ error: code || 'invalid_json', message: known.message });
     deps.log.error('request failed', { code: code || (err as Error).name });
     return reply.code(500).send({ error: 'internal', message: 'the daemon could not process this hook' });

@@ -7,7 +7,7 @@ describe('settings', () => {
     const c = loadConfig({ AEP_PORT: '', AEP_CAPTURE: '', AEP_STATE_DIR: '/st' });
     expect([c.host, c.port, c.policy.ceiling, c.policy.categories.attention]).toEqual(['127.0.0.1', undefined, 'metadata', 'redacted']);
     // the Unix socket is the default transport; TCP only with AEP_PORT
-    expect([c.socket, c.tokenFile, c.allowedHosts, c.maxBodyNodes]).toEqual(['/st/hook.sock', '/st/hook-token', [], 200_000]);
+    expect([c.socket, c.tokenFile, c.allowedHosts, c.maxBodyNodes]).toEqual(['/st/hook.sock', '/st/hook-token', [], 100_000]);
     const o = loadOtelConfig('/logs', { OTEL_BSP_SCHEDULE_DELAY: '', OTEL_TRACES_EXPORTER: '' });
     expect([o.batch.scheduledDelayMillis, o.exporter, o.file]).toEqual([5000, 'file', '/logs/otel/spans.jsonl']);
   });

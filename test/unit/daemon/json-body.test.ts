@@ -2,7 +2,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { Readable } from 'node:stream';
 import { scanJson } from '../../../src/daemon/json-scan.js';
-import { BodyRefusal, JsonBodyParser, parseBounded } from '../../../src/daemon/json-body.js';
+import { BodyRefusal, JsonBodyParser, knownDepth, parseBounded } from '../../../src/daemon/json-body.js';
+import { nestsDeeperThan } from '../../../src/daemon/server.js';
 import { Assembler, splitValue } from '../../../src/daemon/json-parts.js';
 import { JSON_WORKER } from '../../support/paths.js';
 
@@ -44,6 +45,11 @@ describe('the pre-parse scan counts exactly and parses like JSON.parse', () => {
     const nest = (n: number) => `${'['.repeat(n)}${']'.repeat(n)}`;
     expect(scanJson(bytes(nest(64)), limits).ok).toBe(true);
     expect(scanJson(bytes(nest(65)), limits)).toEqual({ ok: false, reason: 'too_deep' });
+    // what the scan measured is remembered, and agrees with the walk it replaces
+    const v = parseBounded(bytes(nest(64)), limits);
+    expect(knownDepth(v)).toBe(64);
+    expect([nestsDeeperThan(v, 64), nestsDeeperThan(v, 63)]).toEqual([false, true]);
+    expect([nestsDeeperThan(JSON.parse(nest(64)), 64), nestsDeeperThan(JSON.parse(nest(64)), 63)]).toEqual([false, true]);
     const arr = (n: number) => `[${Array.from({ length: n }, () => '1').join(',')}]`;
     expect(scanJson(bytes(arr(999)), { maxNodes: 1000, maxDepth: 64 }).ok).toBe(true);
     expect(scanJson(bytes(arr(1000)), { maxNodes: 1000, maxDepth: 64 })).toEqual({ ok: false, reason: 'too_many_nodes' });

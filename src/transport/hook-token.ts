@@ -45,7 +45,13 @@ export async function ensureHookToken(file: string): Promise<HookToken> {
 /** Read an existing token file; a writer that just created it gets a moment to finish. */
 export async function readHookToken(file: string): Promise<Omit<HookToken, 'created'>> {
   for (let attempt = 0; ; attempt++) {
-    const text = (await readFile(file, 'utf8')).trim();
+    let text: string;
+    try {
+      text = (await readFile(file, 'utf8')).trim();
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code ?? 'error';
+      throw new HookTokenError(`cannot read the hook token file ${file} (${code}); it must be a file the daemon's user can read`);
+    }
     if (HOOK_TOKEN_PATTERN.test(text)) return { token: text, exposed: ((await stat(file)).mode & 0o077) !== 0 };
     if (text !== '' || attempt >= 20) throw new HookTokenError(`the hook token file ${file} must hold 64 hex characters (delete it to have a new one made)`);
     await sleep(50);

@@ -22,8 +22,11 @@ RUN npx tsc -p tsconfig.build.json
 
 # ---- runtime: production dependencies + compiled output, non-root -------------
 FROM ${NODE_IMAGE} AS runtime
+# TCP (AEP_PORT) so the published port works; there every POST /hook needs the
+# token in AEP_TOKEN_FILE (default {AEP_STATE_DIR}/hook-token, created if missing).
 ENV NODE_ENV=production \
     AEP_HOST=0.0.0.0 \
+    AEP_PORT=8393 \
     AEP_LOG_DIR=/var/lib/hermes-aep/log \
     AEP_STATE_DIR=/var/lib/hermes-aep/state
 WORKDIR /app

@@ -6,7 +6,7 @@ const [cmd, ...args] = process.argv.slice(2);
 async function run(): Promise<void> {
   switch (cmd) {
     case 'hook':
-      return (await import('./shim/hook.cjs')).runHook();
+      return (await import('./shim/hook.cjs')).runHook(args);
     case 'daemon':
       return (await import('./daemon/main.js')).main();
     case 'install':

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { CAPTURE_LEVELS, type CaptureLevel } from '../capture/levels.js';
 import type { CapturePolicy } from '../capture/policy.js';
+import { MAX_SOCKET_PATH_BYTES } from '../transport/unix-socket.js';
 
 const level = z.enum(CAPTURE_LEVELS);
 const bool = z
@@ -11,6 +12,16 @@ const bool = z
 const port = z.coerce.number().int().min(0).max(65535);
 const list = z.string().transform((s) => s.split(',').map((x) => x.trim()).filter(Boolean));
 
+/**
+ * Nodes (JSON values plus object keys) a hook body may hold. A real
+ * `pre_llm_call` is long strings in a modest number of messages (about 20
+ * nodes each: 100,000 is some 5,000 messages); the costliest shape at the cap
+ * (50,000 keys in a digested field) takes about 75 ms of the daemon's CPU.
+ * A body built to make parsing and every walk after it slow is refused by
+ * the scan before anything is parsed.
+ */
+export const DEFAULT_MAX_BODY_NODES = 100_000;
+
 /** Every setting the daemon reads, with its default. The README's settings table mirrors this. */
 /** Empty values read as unset, so `AEP_PORT=` means the default, never 0. */
 const unsetIfEmpty = (env: NodeJS.ProcessEnv): Record<string, string> =>
@@ -18,7 +29,12 @@ const unsetIfEmpty = (env: NodeJS.ProcessEnv): Record<string, string> =>
 
 const envSchema = z.object({
   AEP_HOST: z.string().min(1).default('127.0.0.1'),
-  AEP_PORT: port.default(8393),
+  // TCP only when set (compose); the Unix socket is the default transport
+  AEP_PORT: port.optional(),
+  AEP_SOCKET: z.string().min(1).optional(),
+  AEP_TOKEN_FILE: z.string().min(1).optional(),
+  AEP_ALLOWED_HOSTS: list.default([]),
+  AEP_MAX_BODY_NODES: z.coerce.number().int().min(1000).max(100_000_000).default(DEFAULT_MAX_BODY_NODES),
   AEP_LOG_DIR: z.string().min(1).optional(),
   AEP_STATE_DIR: z.string().min(1).optional(),
   AEP_CAPTURE: level.default('metadata'),
@@ -37,7 +53,15 @@ const envSchema = z.object({
 
 export interface DaemonConfig {
   readonly host: string;
-  readonly port: number;
+  /** TCP port; absent = no TCP listener */
+  readonly port?: number;
+  /** the Unix socket (default `{stateDir}/hook.sock`); absent = `AEP_SOCKET=off` */
+  readonly socket?: string;
+  /** the hook token every TCP `POST /hook` must carry */
+  readonly tokenFile: string;
+  /** AEP_ALLOWED_HOSTS: Host names accepted besides localhost, 127.0.0.1, [::1] and the bound address */
+  readonly allowedHosts: readonly string[];
+  readonly maxBodyNodes: number;
   readonly logDir: string;
   readonly stateDir: string;
   readonly policy: CapturePolicy;
@@ -71,11 +95,23 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): DaemonConfig {
   // except when the operator asked for nothing at all.
   const attention: CaptureLevel = e.AEP_CAPTURE_ATTENTION ?? (e.AEP_CAPTURE === 'none' ? 'none' : 'redacted');
   const secretValues = e.AEP_SECRET_NAMES.map((n) => env[n]).filter((v): v is string => typeof v === 'string' && v.length >= 4);
+  const stateDir = path.resolve(e.AEP_STATE_DIR ?? path.join(aepHome, 'state', 'hermes-aep'));
+  const socket = e.AEP_SOCKET === 'off' ? undefined : path.resolve(e.AEP_SOCKET ?? path.join(stateDir, 'hook.sock'));
+  if (socket !== undefined && Buffer.byteLength(socket) > MAX_SOCKET_PATH_BYTES) {
+    throw new ConfigError(`invalid configuration: AEP_SOCKET (default {AEP_STATE_DIR}/hook.sock): a socket path must fit in ${MAX_SOCKET_PATH_BYTES} bytes`);
+  }
+  if (socket === undefined && e.AEP_PORT === undefined) {
+    throw new ConfigError('invalid configuration: AEP_SOCKET=off needs AEP_PORT (the daemon must listen somewhere)');
+  }
   return {
     host: e.AEP_HOST,
-    port: e.AEP_PORT,
+    ...(e.AEP_PORT !== undefined ? { port: e.AEP_PORT } : {}),
+    ...(socket !== undefined ? { socket } : {}),
+    tokenFile: path.resolve(e.AEP_TOKEN_FILE ?? path.join(stateDir, 'hook-token')),
+    allowedHosts: e.AEP_ALLOWED_HOSTS,
+    maxBodyNodes: e.AEP_MAX_BODY_NODES,
     logDir: path.resolve(e.AEP_LOG_DIR ?? path.join(aepHome, 'logs')),
-    stateDir: path.resolve(e.AEP_STATE_DIR ?? path.join(aepHome, 'state', 'hermes-aep')),
+    stateDir,
     policy: {
       ceiling: e.AEP_CAPTURE,
       categories: { attention: attention },

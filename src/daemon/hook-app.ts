@@ -8,6 +8,7 @@ import type { EnvelopeRecorder } from './envelope-recorder.js';
 import type { Logger } from './log.js';
 import { HookPipeline } from './pipeline.js';
 import { buildServer } from './server.js';
+import type { RequestGuard } from '../transport/request-guard.js';
 
 export interface HookAppOptions {
   readonly policy: CapturePolicy;
@@ -16,6 +17,12 @@ export interface HookAppOptions {
   readonly sinks: readonly EventSink[];
   readonly log: Logger;
   readonly maxBodyBytes: number;
+  /** AEP_MAX_BODY_NODES (server.ts has the default) */
+  readonly maxBodyNodes?: number;
+  /** the compiled JSON worker, for tests that run from source */
+  readonly jsonWorkerUrl?: URL;
+  /** Host/Origin/token checks (transport/request-guard.ts); its counters go to /healthz `transport` */
+  readonly guard?: RequestGuard;
   readonly recorder?: EnvelopeRecorder;
   /** facts the caller adds to /healthz (version, epoch, …) */
   readonly health?: () => Record<string, unknown>;
@@ -43,6 +50,9 @@ export function createHookApp(o: HookAppOptions): HookApp {
     pipeline,
     ...(recorder ? { recorder } : {}),
     maxBodyBytes: o.maxBodyBytes,
+    ...(o.maxBodyNodes !== undefined ? { maxBodyNodes: o.maxBodyNodes } : {}),
+    ...(o.jsonWorkerUrl ? { jsonWorkerUrl: o.jsonWorkerUrl } : {}),
+    ...(o.guard ? { guard: o.guard } : {}),
     log: o.log,
     degraded: () => bus.degraded(),
     health: () => ({

@@ -10,16 +10,51 @@ import { replayRecentLogs } from './log-replay.js';
 import { createHookApp } from './hook-app.js';
 import type { EventBus } from '../sinks/event-bus.js';
 import { EnvelopeRecorder } from './envelope-recorder.js';
+import { RequestGuard } from '../transport/request-guard.js';
+import { ensureHookToken, HookTokenError } from '../transport/hook-token.js';
+import { openListeners } from '../transport/listeners.js';
+import { prepareSocketPath, SocketInUseError } from '../transport/unix-socket.js';
 
 export const VERSION = '0.1.0';
 /** what the log sink's final writes and fdatasync may take at shutdown (the whole stop is bounded by the sum below) */
 const LOG_FLUSH_MS = 10_000;
 const SHUTDOWN_MARGIN_MS = 2_000;
+/** requests in flight at SIGTERM get this long to be answered */
+const LISTEN_GRACE_MS = 3_000;
+
+/**
+ * The hook transport's preconditions: the socket path free (a stale socket
+ * from a dead daemon removed; a live daemon's kept, and this start refused),
+ * and, with TCP on, the token every TCP hook must carry (created if missing).
+ */
+async function prepareTransport(config: DaemonConfig, log: Logger): Promise<{ guard: RequestGuard }> {
+  try {
+    if (config.socket) {
+      const prepared = await prepareSocketPath(config.socket);
+      if (prepared.removedStale) log.info('removed a stale hook socket (no daemon answered on it)', { socket: config.socket });
+      if (prepared.dirExposed) log.warn('the hook socket directory is writable by other users; keep it private (0700)', { socket: config.socket });
+    }
+    let token: string | undefined;
+    if (config.port !== undefined) {
+      const t = await ensureHookToken(config.tokenFile);
+      if (t.created) log.info('created the hook token file', { file: config.tokenFile });
+      if (t.exposed) log.warn('the hook token file is readable by other users; chmod 600 it', { file: config.tokenFile });
+      token = t.token;
+    }
+    return { guard: new RequestGuard({ boundHost: config.host, allowedHosts: config.allowedHosts, ...(token ? { token } : {}) }) };
+  } catch (err) {
+    if (err instanceof SocketInUseError || err instanceof HookTokenError) throw new ConfigError(err.message);
+    throw err;
+  }
+}
 
 export interface RunningDaemon {
   /** how long a graceful stop may take: the mirror's flush, the log's, a margin */
   readonly shutdownBudgetMs: number;
-  readonly url: string;
+  /** the TCP listener (`http://host:port`), only when AEP_PORT is set */
+  readonly url?: string;
+  /** the Unix socket path, unless AEP_SOCKET=off */
+  readonly socket?: string;
   readonly epoch: number;
   readonly bus: EventBus;
   close(): Promise<void>;
@@ -33,6 +68,8 @@ export async function startDaemon(config: DaemonConfig, log: Logger, env: NodeJS
   } catch (err) {
     throw new ConfigError((err as Error).message);
   }
+  // Before anything touches the state: a daemon already answering on this socket keeps it.
+  const transport = await prepareTransport(config, log);
   const epoch = await bumpEpoch(config.stateDir);
   const ended = new EndedSessions(config.stateDir);
   await ended.load();
@@ -64,6 +101,7 @@ export async function startDaemon(config: DaemonConfig, log: Logger, env: NodeJS
   // an unwritable or full log dir shows (degraded, one stderr line, hooks refused) from the start
   await logSink.start();
   const started = Date.now();
+  let tcpUrl: string | undefined;
   const { app, bus } = createHookApp({
     policy: config.policy,
     identity,
@@ -71,6 +109,8 @@ export async function startDaemon(config: DaemonConfig, log: Logger, env: NodeJS
     sinks: [...(mirror ? [mirror] : []), logSink],
     log,
     maxBodyBytes: config.maxBodyBytes,
+    maxBodyNodes: config.maxBodyNodes,
+    guard: transport.guard,
     ...(recorder ? { recorder } : {}),
     health: () => ({
       version: VERSION,
@@ -78,21 +118,32 @@ export async function startDaemon(config: DaemonConfig, log: Logger, env: NodeJS
       uptime_s: Math.round((Date.now() - started) / 1000),
       control: false,
       capture: { ceiling: config.policy.ceiling, ...config.policy.categories },
+      transport: { socket: config.socket ?? null, tcp: tcpUrl ?? null, ...transport.guard.stats() },
     }),
   });
-  await app.listen({ host: config.host, port: config.port });
-  const addr = app.server.address();
-  const port = typeof addr === 'object' && addr ? addr.port : config.port;
-  const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
-  log.info('hermes-aep daemon listening', { url, epoch, capture: config.policy.ceiling });
+  // fastify's own server stays unbound: the listeners feed its router, tagging each request's transport
+  await app.ready();
+  const listening = await openListeners(app.routing, {
+    ...(config.socket ? { socket: config.socket } : {}),
+    ...(config.port !== undefined ? { tcp: { host: config.host, port: config.port } } : {}),
+  }).catch(async (err: unknown) => {
+    await app.close();
+    await bus.shutdown();
+    throw err;
+  });
+  const { url, socket } = listening;
+  tcpUrl = url;
+  log.info('hermes-aep daemon listening', { ...(socket ? { socket } : {}), ...(url ? { url } : {}), epoch, capture: config.policy.ceiling });
   let closing: Promise<void> | undefined;
   return {
-    shutdownBudgetMs: (exporter ? otel.shutdownTimeoutMs : 0) + LOG_FLUSH_MS + SHUTDOWN_MARGIN_MS,
-    url,
+    shutdownBudgetMs: (exporter ? otel.shutdownTimeoutMs : 0) + LISTEN_GRACE_MS + LOG_FLUSH_MS + SHUTDOWN_MARGIN_MS,
+    ...(url ? { url } : {}),
+    ...(socket ? { socket } : {}),
     epoch,
     bus,
     close: () =>
       (closing ??= (async () => {
+        await listening.close(LISTEN_GRACE_MS);
         await app.close();
         await recorder?.flush();
         await bus.shutdown();

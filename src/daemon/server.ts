@@ -1,9 +1,12 @@
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { errorCodes, type FastifyInstance, type FastifyRequest } from 'fastify';
 import { hookEnvelopeSchema } from '../hermes/envelope.js';
 import type { HookPipeline } from './pipeline.js';
 import type { Logger } from './log.js';
 import type { EnvelopeRecorder } from './envelope-recorder.js';
 import type { Degradation } from '../sinks/health-latch.js';
+import { JsonBodyParser, knownDepth } from './json-body.js';
+import { DEFAULT_MAX_BODY_NODES } from '../config/config.js';
+import type { RequestGuard } from '../transport/request-guard.js';
 
 export interface ServerDeps {
   readonly pipeline: HookPipeline;
@@ -14,19 +17,38 @@ export interface ServerDeps {
   readonly degraded?: () => Degradation[];
   readonly maxBodyBytes: number;
   readonly log: Logger;
+  /** AEP_MAX_BODY_NODES: JSON values + object keys a body may hold (checked before it is parsed) */
+  readonly maxBodyNodes?: number;
+  /** where the compiled JSON worker lives (tests running from source point at dist) */
+  readonly jsonWorkerUrl?: URL;
+  /** Host/Origin/token checks, before anything else (the daemon always sets one) */
+  readonly guard?: RequestGuard;
 }
 
 /** Hermes payloads nest a handful of levels; the bound keeps every recursive walk (digest, redaction) safe. */
 export const MAX_DEPTH = 64;
 
-/** Iterative, so a hostile body cannot blow the stack while being measured. */
+/**
+ * Iterative, so a hostile body cannot blow the stack while being measured; no
+ * allocation per node. A body parsed by json-body.ts was measured by its scan
+ * already: that answer is used instead of walking it again.
+ */
 export function nestsDeeperThan(value: unknown, limit: number): boolean {
-  const stack: [unknown, number][] = [[value, 0]];
-  while (stack.length > 0) {
-    const [v, d] = stack.pop()!;
-    if (typeof v !== 'object' || v === null) continue;
+  const known = knownDepth(value);
+  if (known !== undefined) return known > limit;
+  const values: unknown[] = [value];
+  const depths: number[] = [0];
+  const push = (child: unknown, d: number) => {
+    if (typeof child !== 'object' || child === null) return;
+    values.push(child);
+    depths.push(d);
+  };
+  while (values.length > 0) {
+    const v = values.pop() as object;
+    const d = depths.pop()!;
     if (d >= limit) return true;
-    for (const child of Array.isArray(v) ? v : Object.values(v)) stack.push([child, d + 1]);
+    if (Array.isArray(v)) for (const child of v) push(child, d + 1);
+    else for (const k in v) push((v as Record<string, unknown>)[k], d + 1);
   }
   return false;
 }
@@ -38,6 +60,11 @@ const REFUSALS: Readonly<Record<string, { status: number; message: string }>> = 
   FST_ERR_CTP_EMPTY_JSON_BODY: { status: 400, message: 'body is empty' },
   FST_ERR_CTP_INVALID_JSON_BODY: { status: 400, message: 'body is not valid JSON' },
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: { status: 400, message: 'content-length does not match the body' },
+  // json-body.ts: refused before parsing, with the same reasons whether parsed in place or on the worker
+  empty_body: { status: 400, message: 'body is empty' },
+  too_deep: { status: 400, message: `body nests deeper than ${MAX_DEPTH} levels` },
+  too_many_nodes: { status: 413, message: 'body holds more JSON values and keys than AEP_MAX_BODY_NODES' },
+  parser_unavailable: { status: 503, message: 'the body could not be parsed now; retry' },
 };
 
 /**
@@ -51,11 +78,23 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
   let rejected = 0;
   // JSON only: a text body is refused as a media-type error, not half-parsed.
   app.removeContentTypeParser('text/plain');
+  // Host/Origin (and, over TCP, the token) first: a refused request's body is never read.
+  if (deps.guard) app.addHook('onRequest', deps.guard.onRequest);
+  // Bounded JSON: nodes and depth are counted before parsing; large bodies parse on a worker.
+  const json = new JsonBodyParser(
+    { maxBytes: deps.maxBodyBytes, maxNodes: deps.maxBodyNodes ?? DEFAULT_MAX_BODY_NODES, maxDepth: MAX_DEPTH, ...(deps.jsonWorkerUrl ? { workerUrl: deps.jsonWorkerUrl } : {}) },
+    { tooLarge: () => new errorCodes.FST_ERR_CTP_BODY_TOO_LARGE(), badLength: () => new errorCodes.FST_ERR_CTP_INVALID_CONTENT_LENGTH() },
+  );
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', (req: FastifyRequest, payload: NodeJS.ReadableStream) => json.read(payload, req.headers['content-length']));
+  app.addHook('onClose', () => json.close());
 
   app.setErrorHandler((err, _req, reply) => {
     rejected++;
     const code = (err as { code?: string }).code ?? '';
     const known = REFUSALS[code] ?? (err instanceof SyntaxError ? REFUSALS.FST_ERR_CTP_INVALID_JSON_BODY : undefined);
+    // a real hook lost to the node cap should be visible to the operator (structure only)
+    if (code === 'too_many_nodes') deps.log.warn('a hook body was refused: more JSON values and keys than AEP_MAX_BODY_NODES', { max: deps.maxBodyNodes ?? DEFAULT_MAX_BODY_NODES });
     if (known) return reply.code(known.status).send({ error: code || 'invalid_json', message: known.message });
     deps.log.error('request failed', { code: code || (err as Error).name });
     return reply.code(500).send({ error: 'internal', message: 'the daemon could not process this hook' });

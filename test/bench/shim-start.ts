@@ -35,9 +35,9 @@ async function main(): Promise<void> {
   for (let i = 0; i < N; i++) {
     // interleaved so machine noise hits every series alike
     bare.push(await bareNode());
-    shim.push((await runShim(envs[i % envs.length]!, { AEP_HOOK_URL: daemon.hookUrl })).ms);
+    shim.push((await runShim(envs[i % envs.length]!, daemon.shimEnv)).ms);
     refused.push((await runShim(envs[0]!, { AEP_HOOK_URL: 'http://127.0.0.1:9/hook' })).ms);
-    viaCli.push((await runShim(envs[i % envs.length]!, { AEP_HOOK_URL: daemon.hookUrl }, 'cli')).ms);
+    viaCli.push((await runShim(envs[i % envs.length]!, daemon.shimEnv, 'cli')).ms);
   }
   // a daemon that accepts and never answers: the shim's timeout is the bound
   const hang = createServer(() => undefined);
@@ -51,7 +51,7 @@ async function main(): Promise<void> {
   const M = 2000;
   const t0 = performance.now();
   for (let i = 0; i < M; i++) {
-    const r = await fetch(daemon.hookUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: envs[i % envs.length] });
+    const r = await fetch(daemon.hookUrl, { method: 'POST', headers: { 'content-type': 'application/json', ...daemon.authHeaders }, body: envs[i % envs.length] });
     await r.text();
   }
   const perHook = (performance.now() - t0) / M;

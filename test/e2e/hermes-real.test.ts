@@ -54,7 +54,8 @@ describe('real Hermes → shim → daemon', () => {
       OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
       OTEL_BSP_SCHEDULE_DELAY: '100',
     });
-    home = await makeHermesHome({ modelUrl: llm.url, hookUrl: daemon.hookUrl });
+    // the shim's default derivation: the daemon's socket under the shared state dir, no token
+    home = await makeHermesHome({ modelUrl: llm.url, hookEnv: { AEP_STATE_DIR: daemon.stateDir } });
 
     for (const [name, prompt] of [
       ['terminal', 'MARK-TERMINAL run it'],

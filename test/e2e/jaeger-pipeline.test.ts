@@ -57,7 +57,7 @@ const rootOf = (traces: FoundTrace[], run: string) =>
 async function driveMeasuring(d: DaemonProcess, script: ScriptedSession, jaeger: JaegerService, service: string, sinceMs: number): Promise<number[]> {
   const latencies: number[] = [];
   for (const env of script.envelopes) {
-    const r = await runShim(JSON.stringify(env), { AEP_HOOK_URL: d.hookUrl });
+    const r = await runShim(JSON.stringify(env), d.shimEnv);
     expect([r.code, r.stdout.trim()]).toEqual([0, '{}']);
     if (env.hook_event_name !== 'on_session_end') continue;
     const run = env.extra.turn_id as string;
@@ -309,7 +309,7 @@ describe('the embedded default: a spans file, replayed by the collector', () => 
     const health = await d.health();
     expect(health.sinks.otel.exporter).toBe('file');
     for (const env of script.envelopes) {
-      const r = await runShim(JSON.stringify(env), { AEP_HOOK_URL: d.hookUrl });
+      const r = await runShim(JSON.stringify(env), d.shimEnv);
       expect([r.code, r.stdout.trim()]).toEqual([0, '{}']);
     }
     await waitFor('every span finished', async () => ((await d.health()).sinks.otel.open_units === 0 ? true : undefined));

@@ -4,10 +4,11 @@ import { startDaemonProcess, waitFor, type DaemonProcess } from '../support/proc
 import { readLogs, streamViolations } from '../support/stream-invariants.js';
 import { SENTINEL } from '../support/scripted-session.js';
 
-/** POST one hook over a shared keep-alive agent; resolves with the status code. */
-function post(url: string, agent: Agent, body: string): Promise<number> {
+/** POST one hook over TCP (with the token) on a shared keep-alive agent; resolves with the status code. */
+function post(d: DaemonProcess, agent: Agent, body: string): Promise<number> {
   return new Promise((resolve, reject) => {
-    const req = request(url, { method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
+    const headers = { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...d.authHeaders };
+    const req = request(d.hookUrl, { method: 'POST', agent, headers }, (res) => {
       res.resume();
       res.on('end', () => resolve(res.statusCode ?? 0));
     });
@@ -53,7 +54,7 @@ describe('correctness under load (the real daemon process, concurrent hooks)', (
     const statuses = await Promise.all(
       sessions.map(async (hooks) => {
         const out: number[] = [];
-        for (const h of hooks) out.push(await post(daemon.hookUrl, agent, h));
+        for (const h of hooks) out.push(await post(daemon, agent, h));
         return out;
       }),
     );
@@ -91,7 +92,7 @@ describe('a full log queue refuses hooks, and counts them (a log queue of one li
     try {
       const agent = new Agent({ keepAlive: true, maxSockets: 32 });
       const hooks = workload().flat().slice(0, 600);
-      const statuses = await Promise.all(hooks.map((h) => post(daemon.hookUrl, agent, h)));
+      const statuses = await Promise.all(hooks.map((h) => post(daemon, agent, h)));
       agent.destroy();
       expect(statuses.every((s) => s === 200 || s === 503)).toBe(true);
       const refused = statuses.filter((s) => s === 503).length;

@@ -19,7 +19,7 @@ describe('OTLP/HTTP export from the daemon process', () => {
       OTEL_RESOURCE_ATTRIBUTES: 'deployment.environment.name=ci',
       OTEL_BSP_SCHEDULE_DELAY: '50',
     });
-    for (const env of script.envelopes) await runShim(JSON.stringify(env), { AEP_HOOK_URL: daemon.hookUrl });
+    for (const env of script.envelopes) await runShim(JSON.stringify(env), daemon.shimEnv);
     await waitFor('spans exported', async () => {
       const h = await daemon.health();
       return h.sinks.otel.spans_exported > 0 && h.sinks.otel.spans_queued === 0 && h.sinks.log.queued === 0 ? h : undefined;

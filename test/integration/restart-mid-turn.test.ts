@@ -20,7 +20,7 @@ describe('a daemon restart mid-turn', () => {
 
   const send = async (d: DaemonProcess, from: number, to: number) => {
     for (const env of script.envelopes.slice(from, to)) {
-      const r = await runShim(JSON.stringify(env), { AEP_HOOK_URL: d.hookUrl });
+      const r = await runShim(JSON.stringify(env), d.shimEnv);
       expect(r.stdout).toBe('{}');
     }
   };

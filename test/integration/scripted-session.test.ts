@@ -17,7 +17,7 @@ describe('scripted session through the shim and daemon', () => {
   beforeAll(async () => {
     daemon = await startDaemonProcess();
     for (const env of script.envelopes) {
-      const r = await runShim(JSON.stringify(env), { AEP_HOOK_URL: daemon.hookUrl });
+      const r = await runShim(JSON.stringify(env), daemon.shimEnv);
       expect(r.code).toBe(0);
       replies.push(r.stdout);
     }

@@ -5,6 +5,8 @@ import { IdentityStage } from '../../src/identity/identity-stage.js';
 import { createHookApp } from '../../src/daemon/hook-app.js';
 import type { AepEvent } from '../../src/aep/event.js';
 import type { EventSink } from '../../src/sinks/sink.js';
+import type { RequestGuard } from '../../src/transport/request-guard.js';
+import { JSON_WORKER } from './paths.js';
 
 /** A sink that keeps what it is given: a real, small implementation for tests. */
 export class MemorySink implements EventSink {
@@ -21,7 +23,7 @@ export class MemorySink implements EventSink {
 }
 
 /** The daemon's wiring, in process, for fastify `inject` tests. */
-export function inProcessDaemon(opts: { policy?: CapturePolicy; log?: Logger; sinks?: EventSink[]; maxBodyBytes?: number } = {}) {
+export function inProcessDaemon(opts: { policy?: CapturePolicy; log?: Logger; sinks?: EventSink[]; maxBodyBytes?: number; maxBodyNodes?: number; guard?: RequestGuard } = {}) {
   const policy = opts.policy ?? defaultPolicy({ home: '/home/dev' });
   const ulid = monotonicFactory();
   const identity = new IdentityStage({ epoch: 3, host: 'test-host', policy, newId: () => ulid() });
@@ -32,6 +34,9 @@ export function inProcessDaemon(opts: { policy?: CapturePolicy; log?: Logger; si
     sinks: [memory, ...(opts.sinks ?? [])],
     log: opts.log ?? silentLogger,
     maxBodyBytes: opts.maxBodyBytes ?? 64 * 1024 * 1024,
+    ...(opts.maxBodyNodes !== undefined ? { maxBodyNodes: opts.maxBodyNodes } : {}),
+    ...(opts.guard ? { guard: opts.guard } : {}),
+    jsonWorkerUrl: JSON_WORKER,
   });
   return { app, memory, identity, drift, bus, pipeline };
 }

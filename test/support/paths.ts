@@ -1,4 +1,4 @@
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import path from 'node:path';
 import { readFileSync } from 'node:fs';
 
@@ -27,3 +27,6 @@ export const CLI = path.join(ROOT, 'dist', 'src', 'cli.js');
 
 /** The fast shim launcher `install` registers with Hermes (`node <SHIM>`). */
 export const SHIM = path.join(ROOT, 'dist', 'src', 'shim', 'hook.cjs');
+
+/** The compiled JSON-parsing worker: in-process tests run from source, so they point the parser here. */
+export const JSON_WORKER = pathToFileURL(path.join(ROOT, 'dist', 'src', 'daemon', 'json-worker.js'));

@@ -1,12 +1,21 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
-import { CLI, SHIM } from './paths.js';
+import { CLI, ROOT, SHIM } from './paths.js';
 
 export interface DaemonProcess {
+  /** the TCP listener (`http://127.0.0.1:port`); '' when started without AEP_PORT */
   readonly url: string;
+  /** `${url}/hook`: over TCP every POST needs `authHeaders` */
   readonly hookUrl: string;
+  /** the Unix socket (the default transport: no token) */
+  readonly socketPath: string;
+  /** `Authorization: Bearer <token>` for POSTs over TCP ({} without TCP) */
+  readonly authHeaders: Record<string, string>;
+  /** the env that points the shim at this daemon (its socket) */
+  readonly shimEnv: Record<string, string>;
   readonly logDir: string;
   readonly stateDir: string;
   readonly child: ChildProcess;
@@ -15,7 +24,36 @@ export interface DaemonProcess {
   stop(): Promise<number | null>;
   /** SIGKILL and wait (the crash path) */
   kill(): Promise<void>;
+  /** GET /healthz over the socket */
   health(): Promise<Record<string, any>>;
+}
+
+export interface HttpReply {
+  readonly status: number;
+  readonly headers: IncomingHttpHeaders;
+  readonly body: string;
+}
+
+/** One HTTP request over a Unix socket (`socketPath`) or TCP (`url`), with the body read whole. */
+export function httpCall(
+  to: { socketPath: string } | { url: string },
+  o: { method?: string; path?: string; headers?: Record<string, string | number>; body?: string | Buffer; timeoutMs?: number } = {},
+): Promise<HttpReply> {
+  return new Promise((resolve, reject) => {
+    const base = 'socketPath' in to ? { socketPath: to.socketPath, path: o.path ?? '/' } : (() => {
+      const u = new URL(o.path ?? '/', to.url);
+      return { host: u.hostname, port: u.port, path: `${u.pathname}${u.search}` };
+    })();
+    const req = httpRequest({ ...base, method: o.method ?? 'GET', headers: o.headers ?? {}, agent: false, timeout: o.timeoutMs ?? 30_000 }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }));
+      res.on('error', reject);
+    });
+    req.on('timeout', () => req.destroy(new Error('request timed out')));
+    req.on('error', reject);
+    req.end(o.body);
+  });
 }
 
 /** Resolve when `pred` holds, polling; reject at the deadline with `what` in the message. */
@@ -33,7 +71,11 @@ export function tempDir(prefix = 'hermes-aep-test-'): string {
   return mkdtempSync(path.join(os.tmpdir(), prefix));
 }
 
-/** Start the compiled daemon on a free loopback port (AEP_PORT=0) and wait for its listening line. */
+/**
+ * Start the compiled daemon and wait for its listening line: its Unix socket
+ * under the state dir, plus TCP on a free loopback port (AEP_PORT=0; pass
+ * `AEP_PORT: ''` for the socket alone).
+ */
 export async function startDaemonProcess(env: Record<string, string> = {}, dirs?: { logDir: string; stateDir: string }): Promise<DaemonProcess> {
   const base = dirs ? undefined : tempDir();
   const logDir = dirs?.logDir ?? path.join(base!, 'log');
@@ -46,15 +88,28 @@ export async function startDaemonProcess(env: Record<string, string> = {}, dirs?
   child.stderr!.on('data', (c: Buffer) => (err += c.toString('utf8')));
   child.stdout!.resume();
   const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
-  const url = await Promise.race([
-    waitFor('daemon listening line', () => /"url":"(http:\/\/[^"]+)"/.exec(err)?.[1], 20_000),
+  const line = await Promise.race([
+    waitFor('daemon listening line', () => /^.*"msg":"hermes-aep daemon listening".*$/m.exec(err)?.[0], 20_000),
     exited.then((code) => {
       throw new Error(`daemon exited early (${code}): ${err}`);
     }),
   ]);
+  const listening = JSON.parse(line) as { url?: string; socket?: string };
+  const url = listening.url ?? '';
+  const socketPath = listening.socket ?? '';
+  const tokenFile = env.AEP_TOKEN_FILE || path.join(stateDir, 'hook-token');
+  let authHeaders: Record<string, string> = {};
+  try {
+    if (url) authHeaders = { authorization: `Bearer ${readFileSync(tokenFile, 'utf8').trim()}` };
+  } catch {
+    authHeaders = {}; // a daemon that made no token: requests go without
+  }
   return {
     url,
-    hookUrl: `${url}/hook`,
+    hookUrl: url ? `${url}/hook` : '',
+    socketPath,
+    authHeaders,
+    shimEnv: socketPath ? { AEP_SOCKET: socketPath } : { AEP_HOOK_URL: `${url}/hook`, AEP_TOKEN_FILE: tokenFile },
     logDir,
     stateDir,
     child,
@@ -70,7 +125,10 @@ export async function startDaemonProcess(env: Record<string, string> = {}, dirs?
         await exited;
       }
     },
-    health: async () => (await (await fetch(`${url}/healthz`)).json()) as Record<string, any>,
+    health: async () => {
+      const r = await httpCall(socketPath ? { socketPath } : { url }, { path: '/healthz', headers: { host: 'localhost' } });
+      return JSON.parse(r.body) as Record<string, any>;
+    },
   };
 }
 
@@ -86,10 +144,10 @@ export interface ShimResult {
  * (`node <dist>/src/shim/hook.cjs`): argv, stdin JSON, read stdout.
  * `via: 'cli'` runs the same shim as `hermes-aep hook` instead.
  */
-export function runShim(input: string | Buffer, env: Record<string, string>, via: 'shim' | 'cli' = 'shim'): Promise<ShimResult> {
+export function runShim(input: string | Buffer, env: Record<string, string>, via: 'shim' | 'cli' = 'shim', args: string[] = []): Promise<ShimResult> {
   return new Promise((resolve, reject) => {
     const t0 = performance.now();
-    const argv = via === 'shim' ? [SHIM] : [CLI, 'hook'];
+    const argv = [...(via === 'shim' ? [SHIM] : [CLI, 'hook']), ...args];
     const child = spawn(process.execPath, argv, { env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
     let out = '';
     let err = '';
@@ -100,4 +158,40 @@ export function runShim(input: string | Buffer, env: Record<string, string>, via
     child.stdin.on('error', () => undefined);
     child.stdin.end(input);
   });
+}
+
+export interface StallProbe {
+  /** the slowest /healthz answer (ms) since the previous report, with how many answered and failed */
+  report(): Promise<{ max_ms: number; n: number; failed: number }>;
+  stop(): Promise<void>;
+}
+
+/**
+ * A separate process polling the daemon's /healthz every 10 ms
+ * (test/support/stall-probe.ts): the longest wait is how long the daemon
+ * stalled every other hook.
+ */
+export async function startStallProbe(d: DaemonProcess): Promise<StallProbe> {
+  const child = spawn(process.execPath, [path.join(ROOT, 'dist', 'test', 'support', 'stall-probe.js')], {
+    env: { ...process.env, ...(d.socketPath ? { PROBE_SOCKET: d.socketPath } : { PROBE_URL: d.url }) },
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
+  let out = '';
+  child.stdout!.on('data', (c: Buffer) => (out += c.toString('utf8')));
+  const exited = new Promise<void>((r) => child.once('exit', () => r()));
+  const report = async () => {
+    const before = out.length;
+    child.stdin!.write('report\n');
+    const line = await waitFor('stall probe report', () => (out.indexOf('\n', before) > 0 ? out.slice(before, out.indexOf('\n', before)) : undefined), 10_000, 5);
+    return JSON.parse(line) as { max_ms: number; n: number; failed: number };
+  };
+  // the probe has answered at least once before anything is measured
+  await waitFor('stall probe running', async () => ((await report()).n > 0 ? true : undefined), 10_000, 50);
+  return {
+    report,
+    stop: async () => {
+      child.stdin!.end();
+      await exited;
+    },
+  };
 }

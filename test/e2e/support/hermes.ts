@@ -32,7 +32,7 @@ export interface HermesHome {
  * --accept-hooks is used. Proxies point at a closed loopback port so any
  * network attempt we missed fails at once instead of leaving the machine.
  */
-export async function makeHermesHome(opts: { modelUrl: string; hookUrl: string; extraYaml?: string }): Promise<HermesHome> {
+export async function makeHermesHome(opts: { modelUrl: string; hookEnv: Record<string, string>; extraYaml?: string }): Promise<HermesHome> {
   const root = tempDir('hermes-aep-e2e-home-');
   const home = path.join(root, 'hermes');
   const cwd = path.join(root, 'project');
@@ -74,7 +74,8 @@ export async function makeHermesHome(opts: { modelUrl: string; hookUrl: string; 
     HTTPS_PROXY: 'http://127.0.0.1:9',
     NO_PROXY: '127.0.0.1,localhost',
     no_proxy: '127.0.0.1,localhost',
-    AEP_HOOK_URL: opts.hookUrl,
+    // where the installed shim finds the daemon (its socket under this state dir)
+    ...opts.hookEnv,
   };
   await run(process.execPath, [CLI, 'install', '--timeout', '20'], { env: { ...process.env, HERMES_HOME: home } });
   return { home, cwd, env };

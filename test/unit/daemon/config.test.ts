@@ -4,8 +4,10 @@ import { loadOtelConfig } from '../../../exporters/otel/otel-config.js';
 
 describe('settings', () => {
   it('defaults, and empty values read as unset (never 0)', () => {
-    const c = loadConfig({ AEP_PORT: '', AEP_CAPTURE: '' });
-    expect([c.host, c.port, c.policy.ceiling, c.policy.categories.attention]).toEqual(['127.0.0.1', 8393, 'metadata', 'redacted']);
+    const c = loadConfig({ AEP_PORT: '', AEP_CAPTURE: '', AEP_STATE_DIR: '/st' });
+    expect([c.host, c.port, c.policy.ceiling, c.policy.categories.attention]).toEqual(['127.0.0.1', undefined, 'metadata', 'redacted']);
+    // the Unix socket is the default transport; TCP only with AEP_PORT
+    expect([c.socket, c.tokenFile, c.allowedHosts, c.maxBodyNodes]).toEqual(['/st/hook.sock', '/st/hook-token', [], 100_000]);
     const o = loadOtelConfig('/logs', { OTEL_BSP_SCHEDULE_DELAY: '', OTEL_TRACES_EXPORTER: '' });
     expect([o.batch.scheduledDelayMillis, o.exporter, o.file]).toEqual([5000, 'file', '/logs/otel/spans.jsonl']);
   });
@@ -32,6 +34,20 @@ describe('settings', () => {
     }
     expect(() => loadOtelConfig('/l', { OTEL_TRACES_EXPORTER: 'zipkin' })).toThrow(/OTEL_TRACES_EXPORTER/);
     expect(() => loadConfig({ AEP_CAPTURE: 'everything' })).toThrow(/AEP_CAPTURE/);
+  });
+});
+
+describe('transport settings', () => {
+  it('AEP_PORT opens TCP; AEP_SOCKET moves or (with TCP) disables the socket; AEP_ALLOWED_HOSTS is a list', () => {
+    const c = loadConfig({ AEP_PORT: '8393', AEP_SOCKET: 'off', AEP_ALLOWED_HOSTS: 'hermes-aep, box.lan', AEP_TOKEN_FILE: '/run/secrets/t' });
+    expect([c.port, c.socket, c.allowedHosts, c.tokenFile]).toEqual([8393, undefined, ['hermes-aep', 'box.lan'], '/run/secrets/t']);
+    expect(loadConfig({ AEP_SOCKET: '/x/y.sock' }).socket).toBe('/x/y.sock');
+  });
+
+  it('nothing to listen on, or a socket path too long for the kernel, stops the daemon with the variable named', () => {
+    expect(() => loadConfig({ AEP_SOCKET: 'off' })).toThrow(/AEP_SOCKET=off needs AEP_PORT/);
+    expect(() => loadConfig({ AEP_STATE_DIR: `/${'d'.repeat(120)}` })).toThrow(/AEP_SOCKET.*107 bytes/);
+    expect(() => loadConfig({ AEP_MAX_BODY_NODES: '10' })).toThrow(/AEP_MAX_BODY_NODES/);
   });
 });
 

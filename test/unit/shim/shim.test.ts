@@ -1,17 +1,30 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createServer, type Server } from 'node:http';
-import { readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { ROOT } from '../../support/paths.js';
 import { runShim, tempDir } from '../../support/processes.js';
 
 /** A real HTTP peer on loopback whose behaviour each test picks. */
-let mode: 'garbage' | 'array' | 'error' | 'hang' | 'context' | 'echo' = 'echo';
+let mode: 'garbage' | 'array' | 'error' | 'hang' | 'context' | 'echo' | 'whoami' = 'echo';
 let server: Server;
 let url = '';
 const held: import('node:http').ServerResponse[] = [];
 
+/** The same peer on a Unix socket (the shim's default transport). */
+let unixServer: Server;
+const stateDir = path.join(tempDir(), 'state');
+const socketPath = path.join(stateDir, 'hook.sock');
+const TOKEN = 'ab'.repeat(32);
+
 beforeAll(async () => {
+  mkdirSync(stateDir, { recursive: true });
+  writeFileSync(path.join(stateDir, 'hook-token'), `${TOKEN}\n`, { mode: 0o600 });
+  unixServer = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => res.end(JSON.stringify({ via: 'unix', path: req.url, host: req.headers.host, auth: req.headers.authorization ?? null })));
+  });
+  await new Promise<void>((r) => unixServer.listen(socketPath, r));
   server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -21,6 +34,7 @@ beforeAll(async () => {
       if (mode === 'array') return void res.end('[1,2]');
       if (mode === 'error') return void res.writeHead(500).end('{"error":"x"}');
       if (mode === 'context') return void res.end('{"context":"hello"}\n');
+      if (mode === 'whoami') return void res.end(JSON.stringify({ via: 'tcp', path: req.url, auth: req.headers.authorization ?? null }));
       res.end(JSON.stringify({ got: Buffer.concat(chunks).length }));
     });
   });
@@ -31,6 +45,7 @@ beforeAll(async () => {
 afterAll(async () => {
   for (const r of held) r.destroy();
   await new Promise((r) => server.close(r));
+  await new Promise((r) => unixServer.close(r));
 });
 
 const env = () => ({ AEP_HOOK_URL: url, AEP_SHIM_TIMEOUT_MS: '400' });
@@ -101,5 +116,74 @@ describe('the shim fails open and prints exactly one JSON object', () => {
     const loaded = readFileSync(rec, 'utf8').split('\n').filter(Boolean);
     expect(loaded.filter((u) => /node_modules|fastify|zod|opentelemetry/.test(u))).toEqual([]);
     expect(loaded.filter((u) => u.startsWith('file:')).map((u) => path.basename(u)).sort()).toEqual(['cli.js', 'hook.cjs']);
+  });
+});
+
+describe('where the shim sends: argv, then env, then the socket under the default state dir', () => {
+  const clean = { AEP_HOOK_URL: '', AEP_SOCKET: '', AEP_STATE_DIR: '', AEP_TOKEN_FILE: '', AEP_HOST: '', AEP_PORT: '', AEP_HERMES_CONTROL: '1' };
+  const shim = async (env: Record<string, string>, args: string[] = []) => {
+    mode = 'whoami';
+    const r = await runShim('{"hook_event_name":"x"}', { ...clean, ...env }, 'shim', args);
+    expect(r.code).toBe(0);
+    return JSON.parse(r.stdout) as Record<string, unknown>;
+  };
+
+  it('no settings at all: the socket under ~/.aep/state/hermes-aep, and no token over the socket', async () => {
+    const home = tempDir();
+    const dir = path.join(home, '.aep', 'state', 'hermes-aep');
+    mkdirSync(dir, { recursive: true });
+    const peer = createServer((req, res) => res.end(JSON.stringify({ via: 'default', auth: req.headers.authorization ?? null })));
+    await new Promise<void>((r) => peer.listen(path.join(dir, 'hook.sock'), r));
+    writeFileSync(path.join(dir, 'hook-token'), TOKEN);
+    try {
+      expect(await shim({ HOME: home })).toEqual({ via: 'default', auth: null });
+    } finally {
+      await new Promise((r) => peer.close(r));
+    }
+  });
+
+  it('--socket, --state-dir and AEP_SOCKET / AEP_STATE_DIR reach the socket with Host localhost and no token', async () => {
+    const expected = { via: 'unix', path: '/hook', host: 'localhost', auth: null };
+    expect(await shim({}, ['--socket', socketPath])).toEqual(expected);
+    expect(await shim({}, [`--socket=${socketPath}`])).toEqual(expected);
+    expect(await shim({}, ['--state-dir', stateDir])).toEqual(expected);
+    expect(await shim({ AEP_SOCKET: socketPath })).toEqual(expected);
+    expect(await shim({ AEP_STATE_DIR: stateDir })).toEqual(expected);
+  });
+
+  it('--url and AEP_HOOK_URL go over TCP with the token from the state dir (or AEP_TOKEN_FILE)', async () => {
+    const expected = { via: 'tcp', path: '/hook', auth: `Bearer ${TOKEN}` };
+    expect(await shim({}, ['--url', url, '--state-dir', stateDir])).toEqual(expected);
+    expect(await shim({ AEP_HOOK_URL: url, AEP_STATE_DIR: stateDir })).toEqual(expected);
+    expect(await shim({ AEP_HOOK_URL: url, AEP_TOKEN_FILE: path.join(stateDir, 'hook-token') })).toEqual(expected);
+    // the legacy pair still builds a URL
+    const port = new URL(url).port;
+    expect(await shim({ AEP_PORT: port, AEP_HOST: '0.0.0.0', AEP_STATE_DIR: stateDir })).toEqual(expected);
+    // no token file, or one that is not a token: sent without (the daemon refuses it 401)
+    expect(await shim({ AEP_HOOK_URL: url, AEP_STATE_DIR: tempDir() })).toEqual({ ...expected, auth: null });
+    expect(await shim({ AEP_HOOK_URL: url, AEP_TOKEN_FILE: path.join(ROOT, 'package.json') })).toEqual({ ...expected, auth: null });
+  });
+
+  it('argv wins over env; of --socket and --url the later wins; AEP_SOCKET=off alone means nowhere ({})', async () => {
+    expect((await shim({ AEP_HOOK_URL: url }, ['--socket', socketPath])).via).toBe('unix');
+    expect((await shim({ AEP_SOCKET: socketPath }, ['--url', url])).via).toBe('tcp');
+    expect((await shim({}, ['--url', url, '--socket', socketPath])).via).toBe('unix');
+    expect((await shim({}, ['--socket', socketPath, '--url', url])).via).toBe('tcp');
+    expect((await shim({ AEP_SOCKET: socketPath, AEP_HOOK_URL: url })).via).toBe('unix');
+    expect(await shim({ AEP_SOCKET: 'off' })).toEqual({});
+  });
+
+  it('a socket nobody listens on, or a path that is no socket → {} at once, exit 0', async () => {
+    for (const p of [path.join(tempDir(), 'none.sock'), path.join(ROOT, 'package.json')]) {
+      const r = await runShim('{"hook_event_name":"x"}', { ...clean, AEP_SHIM_TIMEOUT_MS: '60000' }, 'shim', ['--socket', p]);
+      expect([r.code, r.stdout, r.stderr]).toEqual([0, '{}', '']);
+      expect(r.ms).toBeLessThan(10_000);
+    }
+  });
+
+  it('`hermes-aep hook --socket …` takes the same arguments', async () => {
+    mode = 'whoami';
+    const r = await runShim('{"hook_event_name":"x"}', { ...clean }, 'cli', ['--socket', socketPath]);
+    expect(JSON.parse(r.stdout)).toMatchObject({ via: 'unix' });
   });
 });

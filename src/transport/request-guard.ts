@@ -1,0 +1,113 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+
+/** How a request reached the daemon: its private Unix socket, or TCP (compose). */
+export type Transport = 'unix' | 'tcp';
+
+const TRANSPORT = Symbol('hermes-aep.transport');
+
+/** Set by the listener that accepted the request (listeners.ts). */
+export function tagTransport(req: IncomingMessage, t: Transport): void {
+  (req as IncomingMessage & { [TRANSPORT]?: Transport })[TRANSPORT] = t;
+}
+
+export function transportOf(req: IncomingMessage): Transport | undefined {
+  return (req as IncomingMessage & { [TRANSPORT]?: Transport })[TRANSPORT];
+}
+
+/** Names every local client uses; the port is not part of the check. */
+const LOCAL_NAMES = ['localhost', '127.0.0.1', '::1'];
+/** Wildcard bind addresses are not names anyone should be reached by (a browser maps 0.0.0.0 to this machine). */
+const UNSPECIFIED = new Set(['0.0.0.0', '::', '']);
+
+/** The host name in a Host header (`name`, `name:port`, `[v6]`, `[v6]:port`), lower-cased; undefined when malformed. */
+export function hostName(header: string | undefined): string | undefined {
+  if (!header) return undefined;
+  const h = header.trim().toLowerCase();
+  let name: string;
+  let rest: string;
+  if (h.startsWith('[')) {
+    const close = h.indexOf(']');
+    if (close < 0) return undefined;
+    name = h.slice(1, close);
+    rest = h.slice(close + 1);
+  } else {
+    const colon = h.lastIndexOf(':');
+    name = colon < 0 ? h : h.slice(0, colon);
+    rest = colon < 0 ? '' : h.slice(colon);
+    if (name.includes(':')) return undefined;
+  }
+  if (name === '' || (rest !== '' && !/^:\d{1,5}$/.test(rest))) return undefined;
+  return name;
+}
+
+/** A bare name from a setting or a bind address (brackets and case removed). */
+const normalizeName = (s: string) => s.trim().toLowerCase().replace(/^\[(.*)\]$/, '$1');
+
+export interface GuardOptions {
+  /** the address the TCP listener is bound to (allowed as a Host unless it is a wildcard) */
+  readonly boundHost?: string;
+  /** AEP_ALLOWED_HOSTS: further host names accepted in Host */
+  readonly allowedHosts?: readonly string[];
+  /**
+   * The hook token. When set, every request that did not come over the Unix
+   * socket must carry `Authorization: Bearer <token>`, except `GET /healthz`.
+   */
+  readonly token?: string;
+}
+
+const REFUSE_HOST = { error: 'forbidden_host', message: "Host must be localhost, 127.0.0.1, [::1] or one of the daemon's own names" };
+const REFUSE_ORIGIN = { error: 'forbidden_origin', message: 'requests made by web pages (with an Origin header) are refused' };
+const REFUSE_TOKEN = { error: 'unauthorized', message: 'over TCP this needs Authorization: Bearer <the hook token>' };
+
+const sha256 = (s: string) => createHash('sha256').update(s, 'utf8').digest();
+
+/**
+ * The first gate of every request, before its body is read: a DNS-rebinding
+ * page (a foreign name in Host) or any page at all (an Origin header) is
+ * refused 403; over TCP, a request without the hook token is refused 401.
+ * Replies carry fixed reasons only.
+ */
+export class RequestGuard {
+  readonly refused = { host: 0, origin: 0, token: 0 };
+  private readonly allowed: ReadonlySet<string>;
+  private readonly tokenDigest: Buffer | undefined;
+
+  constructor(o: GuardOptions = {}) {
+    const names = [...LOCAL_NAMES, ...(o.allowedHosts ?? []).map(normalizeName)];
+    const bound = o.boundHost === undefined ? '' : normalizeName(o.boundHost);
+    if (!UNSPECIFIED.has(bound)) names.push(bound);
+    this.allowed = new Set(names.filter((n) => n !== ''));
+    this.tokenDigest = o.token === undefined ? undefined : sha256(o.token);
+  }
+
+  /** Constant time in the token's content (both sides are hashed to one length first). */
+  private tokenMatches(header: string | undefined): boolean {
+    if (!this.tokenDigest) return true;
+    const m = /^Bearer[ ]+(\S+)[ ]*$/i.exec(header ?? '');
+    return timingSafeEqual(sha256(m?.[1] ?? ''), this.tokenDigest) && m !== null;
+  }
+
+  readonly onRequest = async (req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> => {
+    if (req.headers.origin !== undefined) {
+      this.refused.origin++;
+      return reply.code(403).send(REFUSE_ORIGIN);
+    }
+    const name = hostName(req.headers.host);
+    if (name === undefined || !this.allowed.has(name)) {
+      this.refused.host++;
+      return reply.code(403).send(REFUSE_HOST);
+    }
+    const health = (req.method === 'GET' || req.method === 'HEAD') && req.routeOptions.url === '/healthz';
+    if (this.tokenDigest && transportOf(req.raw) !== 'unix' && !health && !this.tokenMatches(req.headers.authorization)) {
+      this.refused.token++;
+      return reply.code(401).header('www-authenticate', 'Bearer').send(REFUSE_TOKEN);
+    }
+    return undefined;
+  };
+
+  stats(): { refused: { host: number; origin: number; token: number } } {
+    return { refused: { ...this.refused } };
+  }
+}

@@ -1,0 +1,113 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import fc from 'fast-check';
+import { Readable } from 'node:stream';
+import { scanJson } from '../../../src/daemon/json-scan.js';
+import { BodyRefusal, JsonBodyParser, knownDepth, parseBounded } from '../../../src/daemon/json-body.js';
+import { nestsDeeperThan } from '../../../src/daemon/server.js';
+import { Assembler, splitValue } from '../../../src/daemon/json-parts.js';
+import { JSON_WORKER } from '../../support/paths.js';
+
+const limits = { maxNodes: 1_000_000, maxDepth: 64 };
+const bytes = (s: string) => Buffer.from(s, 'utf8');
+
+/** Nodes as documented: every value and every object key. */
+function countNodes(v: unknown): number {
+  if (typeof v !== 'object' || v === null) return 1;
+  if (Array.isArray(v)) return 1 + v.reduce((n: number, x) => n + countNodes(x), 0);
+  return 1 + Object.entries(v).reduce((n, [, x]) => n + 1 + countNodes(x), 0);
+}
+
+const framing = { tooLarge: () => Object.assign(new Error('too large'), { code: 'FST_ERR_CTP_BODY_TOO_LARGE' }), badLength: () => new Error('bad length') };
+
+describe('the pre-parse scan counts exactly and parses like JSON.parse', () => {
+  it('any JSON value, compact or indented: the same value as JSON.parse, the documented node count', () => {
+    fc.assert(
+      fc.property(fc.jsonValue({ maxDepth: 8 }), fc.boolean(), (v, indent) => {
+        const text = JSON.stringify(v, null, indent ? 2 : undefined);
+        const scan = scanJson(bytes(text), limits);
+        expect(scan).toMatchObject({ ok: true, nodes: countNodes(JSON.parse(text)) });
+        expect(parseBounded(bytes(text), limits)).toEqual(JSON.parse(text));
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('strings full of quotes, backslashes and brackets count as one node each', () => {
+    fc.assert(
+      fc.property(fc.array(fc.string({ unit: fc.constantFrom('"', '\\', '{', '[', ']', '}', 'a', ',', ':', 'é') })), (items) => {
+        const text = JSON.stringify(items);
+        expect(scanJson(bytes(text), limits)).toMatchObject({ ok: true, nodes: 1 + items.length, maxDepth: 1 });
+      }),
+    );
+  });
+
+  it('the caps are exact: 64 levels pass, 65 are refused; the node cap likewise', () => {
+    const nest = (n: number) => `${'['.repeat(n)}${']'.repeat(n)}`;
+    expect(scanJson(bytes(nest(64)), limits).ok).toBe(true);
+    expect(scanJson(bytes(nest(65)), limits)).toEqual({ ok: false, reason: 'too_deep' });
+    // what the scan measured is remembered, and agrees with the walk it replaces
+    const v = parseBounded(bytes(nest(64)), limits);
+    expect(knownDepth(v)).toBe(64);
+    expect([nestsDeeperThan(v, 64), nestsDeeperThan(v, 63)]).toEqual([false, true]);
+    expect([nestsDeeperThan(JSON.parse(nest(64)), 64), nestsDeeperThan(JSON.parse(nest(64)), 63)]).toEqual([false, true]);
+    const arr = (n: number) => `[${Array.from({ length: n }, () => '1').join(',')}]`;
+    expect(scanJson(bytes(arr(999)), { maxNodes: 1000, maxDepth: 64 }).ok).toBe(true);
+    expect(scanJson(bytes(arr(1000)), { maxNodes: 1000, maxDepth: 64 })).toEqual({ ok: false, reason: 'too_many_nodes' });
+    expect(() => parseBounded(bytes(arr(1000)), { maxNodes: 1000, maxDepth: 64 })).toThrow(BodyRefusal);
+  });
+
+  it('a body of a million keys is refused after scanning only up to the cap', () => {
+    const keys = Array.from({ length: 1_000_000 }, (_, i) => `"k${i}":0`).join(',');
+    const body = bytes(`{"hook_event_name":"x","tool_input":{${keys}}}`);
+    const t0 = performance.now();
+    expect(scanJson(body, { maxNodes: 200_000, maxDepth: 64 })).toEqual({ ok: false, reason: 'too_many_nodes' });
+    expect(performance.now() - t0).toBeLessThan(1_000);
+  });
+
+  it('__proto__ and constructor.prototype keys are stripped, escaped spellings too; empty and invalid bodies refused', () => {
+    const v = parseBounded(bytes('{"a":{"__proto__":{"x":1},"constructor":{"prototype":{}},"\\u005f_proto__":2,"keep":"\\"__proto__\\""}}'), limits);
+    expect(v).toEqual({ a: { keep: '"__proto__"' } });
+    expect(({} as Record<string, unknown>).x).toBeUndefined();
+    expect(() => parseBounded(bytes(''), limits)).toThrow(BodyRefusal);
+    expect(() => parseBounded(bytes('  \n '), limits)).toThrow(BodyRefusal);
+    expect(() => parseBounded(bytes('{"a":'), limits)).toThrow(SyntaxError);
+    expect(parseBounded(bytes('\ufeff{"a":1}'), limits)).toEqual({ a: 1 });
+  });
+});
+
+describe('large values cross from the worker in parts', () => {
+  it('split and reassembled: the same value, keys in the same order', () => {
+    fc.assert(
+      fc.property(fc.jsonValue({ maxDepth: 6 }), fc.integer({ min: 8, max: 400 }), (v, part) => {
+        const a = new Assembler();
+        for (const batch of splitValue(v, part)) a.apply(batch);
+        expect(JSON.stringify(a.value)).toBe(JSON.stringify(v));
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  const parser = new JsonBodyParser({ maxBytes: 64 * 1024 * 1024, maxNodes: 200_000, maxDepth: 64, workerUrl: JSON_WORKER, inlineMaxBytes: 1024 }, framing);
+  afterAll(() => parser.close());
+  const stream = (b: Buffer, chunk = 64 * 1024) => Readable.from(Array.from({ length: Math.ceil(b.length / chunk) }, (_, i) => b.subarray(i * chunk, (i + 1) * chunk)));
+
+  it('a 12 MB conversation parsed on the worker equals JSON.parse, in order', async () => {
+    const history = Array.from({ length: 3000 }, (_, i) => ({ role: i % 2 ? 'assistant' : 'user', content: `${i}:${'x'.repeat(4000)}`, n: i }));
+    const text = JSON.stringify({ hook_event_name: 'pre_llm_call', extra: { conversation_history: history, user_message: 'hi' } });
+    const value = await parser.read(stream(bytes(text)), String(Buffer.byteLength(text)));
+    expect(JSON.stringify(value)).toBe(text);
+    expect(parser.offloaded).toBeGreaterThan(0);
+  });
+
+  it('refusals and syntax errors come back from the worker; framing errors are fastify\'s', async () => {
+    const many = bytes(`[${Array.from({ length: 300_000 }, () => '0').join(',')}]`);
+    await expect(parser.read(stream(many), String(many.length))).rejects.toMatchObject({ code: 'too_many_nodes' });
+    const bad = bytes(`{"a":"${'y'.repeat(5000)}"`);
+    await expect(parser.read(stream(bad), String(bad.length))).rejects.toBeInstanceOf(SyntaxError);
+    await expect(parser.read(stream(bytes('{}')), '999999999999')).rejects.toMatchObject({ code: 'FST_ERR_CTP_BODY_TOO_LARGE' });
+    await expect(parser.read(stream(bytes('{"a":1}')), '3')).rejects.toThrow('bad length');
+    // and it still parses after all that
+    const ok = bytes(JSON.stringify({ a: 'z'.repeat(10_000) }));
+    expect(await parser.read(stream(ok, 1000), String(ok.length))).toEqual({ a: 'z'.repeat(10_000) });
+  });
+});

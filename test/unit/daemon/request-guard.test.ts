@@ -1,0 +1,67 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { inProcessDaemon } from '../../support/in-process-daemon.js';
+import { hostName, RequestGuard } from '../../../src/transport/request-guard.js';
+import { SENTINEL } from '../../support/scripted-session.js';
+
+const TOKEN = 'cd'.repeat(32);
+const hook = JSON.stringify({ hook_event_name: 'on_session_start', session_id: 's1', extra: { telemetry_schema_version: SENTINEL } });
+
+describe('Host header names', () => {
+  it.each([
+    ['localhost', 'localhost'],
+    ['LOCALHOST:8393', 'localhost'],
+    ['127.0.0.1:1', '127.0.0.1'],
+    ['[::1]', '::1'],
+    ['[::1]:8393', '::1'],
+    ['hermes-aep:8393', 'hermes-aep'],
+  ])('%s → %s', (h, name) => expect(hostName(h)).toBe(name));
+
+  it.each(['', ':80', '::1', '[::1', 'a:b:c', 'host:port', 'host:123456', '[::1]x'])('%j is malformed', (h) => expect(hostName(h)).toBeUndefined());
+});
+
+describe('the request guard (in process: no listener tag, so the token is always required when set)', () => {
+  const apps: ReturnType<typeof inProcessDaemon>[] = [];
+  const daemon = (guard: RequestGuard) => {
+    const d = inProcessDaemon({ guard });
+    apps.push(d);
+    return d;
+  };
+  afterEach(async () => {
+    await Promise.all(apps.splice(0).map((d) => d.app.close()));
+  });
+  const post = (d: ReturnType<typeof inProcessDaemon>, headers: Record<string, string>) =>
+    d.app.inject({ method: 'POST', url: '/hook', payload: hook, headers: { 'content-type': 'application/json', ...headers } });
+
+  it('a foreign Host (DNS rebinding) or any Origin → 403 before the body is parsed; nothing is mapped', async () => {
+    const d = daemon(new RequestGuard({ boundHost: '0.0.0.0' }));
+    const cases: Record<string, string>[] = [{ host: 'evil.example' }, { host: 'evil.example:8393' }, { host: '0.0.0.0:8393' }, { origin: 'http://127.0.0.1:8393' }, { origin: 'null' }];
+    for (const headers of cases) {
+      const r = await post(d, headers);
+      expect([r.statusCode, r.json().error]).toEqual([403, 'host' in headers ? 'forbidden_host' : 'forbidden_origin']);
+    }
+    expect((await d.app.inject({ method: 'GET', url: '/healthz', headers: { host: 'rebound.example' } })).statusCode).toBe(403);
+    expect(d.memory.events).toEqual([]);
+    expect((await post(d, { host: '127.0.0.1:8393' })).statusCode).toBe(200);
+  });
+
+  it('AEP_ALLOWED_HOSTS and a named bound address are accepted', async () => {
+    const d = daemon(new RequestGuard({ boundHost: 'box.lan', allowedHosts: ['Hermes-AEP'] }));
+    expect((await post(d, { host: 'hermes-aep:8393' })).statusCode).toBe(200);
+    expect((await post(d, { host: 'box.lan' })).statusCode).toBe(200);
+    expect((await post(d, { host: 'other.lan' })).statusCode).toBe(403);
+  });
+
+  it('with a token: POST /hook without it, or with another, → 401; GET /healthz needs none', async () => {
+    const g = new RequestGuard({ token: TOKEN });
+    const d = daemon(g);
+    for (const auth of [undefined, `Bearer ${'0'.repeat(64)}`, `Bearer ${TOKEN.slice(1)}`, `Basic ${TOKEN}`, TOKEN]) {
+      const r = await post(d, auth ? { authorization: auth } : {});
+      expect([r.statusCode, r.headers['www-authenticate']]).toEqual([401, 'Bearer']);
+    }
+    expect((await post(d, { authorization: `Bearer ${TOKEN}` })).statusCode).toBe(200);
+    expect((await post(d, { authorization: `bearer  ${TOKEN}` })).statusCode).toBe(200);
+    expect((await d.app.inject({ method: 'GET', url: '/healthz' })).statusCode).toBe(200);
+    expect((await d.app.inject({ method: 'GET', url: '/nope' })).statusCode).toBe(401);
+    expect(g.stats()).toEqual({ refused: { host: 0, origin: 0, token: 6 } });
+  });
+});

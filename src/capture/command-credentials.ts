@@ -209,8 +209,8 @@ function endsCluster(word: string, flag: string): boolean {
 
 /**
  * One segment, word by word. The state is a set of families (a command named
- * again adds nothing), so each word costs at most the options of all families,
- * and a quoted value's words are skipped, not re-read: the scan stays linear.
+ * again adds nothing), so each word costs at most the options of all families
+ * (a constant), and a value's words are skipped, not re-read: the scan stays linear.
  */
 function scanSegment(text: string, segStart: number, segEnd: number, out: Range[]): void {
   const segment = text.slice(segStart, segEnd);
@@ -237,29 +237,25 @@ function scanSegment(text: string, segStart: number, segEnd: number, out: Range[
       }
     }
     if (activated) continue;
-    let value: Range | undefined;
-    let option: CredentialOption | undefined;
-    scan: for (const family of active) {
+    // every active family reads the word its own way (`-u deploy,PW` is no curl credential, but an lftp
+    // one): each reading that yields a secret counts, and the words any reading took as a value are skipped
+    let valueEnd = -1;
+    for (const family of active) {
       for (const o of family.options) {
+        let value: Range | undefined;
         if (o.separate === true && (word === o.flag || endsCluster(word, o.flag))) {
           const next = words[i + 1];
-          if (next !== undefined && !next.word.startsWith('-')) {
-            value = valueRange(text, next.start, next.end, segEnd);
-            option = o;
-            break scan;
-          }
+          if (next !== undefined && !next.word.startsWith('-')) value = valueRange(text, next.start, next.end, segEnd);
         } else if (o.attached === true && word.startsWith(o.flag) && word.length > o.flag.length) {
           value = valueRange(text, start + o.flag.length, end, segEnd);
-          option = o;
-          break scan;
         }
+        if (value === undefined) continue;
+        const secret = secretPart(text, value, o);
+        if (secret !== undefined) out.push(secret);
+        valueEnd = Math.max(valueEnd, value[1]);
       }
     }
-    if (value === undefined || option === undefined) continue;
-    const secret = secretPart(text, value, option);
-    if (secret !== undefined) out.push(secret);
-    // the value's words (a quoted value may span several) are not options
-    while (i + 1 < words.length && words[i + 1]!.start < value[1]) i++;
+    while (i + 1 < words.length && words[i + 1]!.start < valueEnd) i++;
   }
 }
 

@@ -5,6 +5,7 @@
  * The fault suite drives the same corpus through the real daemon
  * (test/faults/secret-corpus.test.ts).
  */
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { SECRET_MARKER, redactText, redactValue } from '../../../src/capture/redact.js';
 import { HOSTED_RULE_IDS, PRESET_RULE_IDS, SKIPPED_RULES, scanWithSecretlint } from '../../../src/capture/secretlint.js';
@@ -117,5 +118,36 @@ describe('ordinary commands stay byte for byte', () => {
     const mixed = ORDINARY_COMMANDS.flatMap((c, i) => [c, plants[i % plants.length]!.line]).join('\n');
     const out = redactText(mixed);
     for (const c of ORDINARY_COMMANDS) expect(out).toContain(c);
+  });
+});
+
+describe('redaction is a fixed point on random mixtures of plants, commands and their pieces', () => {
+  const pieces = [
+    ...plants.map((p) => p.line),
+    ...plants.map((p) => p.secret),
+    ...ORDINARY_COMMANDS,
+    ' ', '\n', '\\n', '"', "'", '\\"', ':', '=', '@', '/', '-p', '--password ', 'mysql ', 'curl -u a:', 'MY_DB_PW=', SECRET_MARKER,
+  ];
+  it('redactText(redactText(x)) === redactText(x), even with pieces glued together', () => {
+    fc.assert(
+      fc.property(fc.array(fc.constantFrom(...pieces), { minLength: 1, maxLength: 8 }), (parts) => {
+        const once = redactText(parts.join(''), { home: '/home/dev' });
+        expect(redactText(once, { home: '/home/dev' })).toBe(once);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('no plant survives among other text (plants and pieces separated as text separates them)', () => {
+    const separators = [' ', '\n', '\\n', '; ', ' | ', '\t', ', '];
+    fc.assert(
+      fc.property(fc.array(fc.tuple(fc.constantFrom(...pieces), fc.constantFrom(...separators)), { minLength: 1, maxLength: 8 }), (parts) => {
+        const once = redactText(parts.map(([piece, sep]) => piece + sep).join(''), { home: '/home/dev' });
+        const has = (x: string) => parts.some(([piece]) => piece === x);
+        // a bare secret piece is just text (a password alone is not recognisable); plants are checked in their lines
+        for (const p of plants) if (has(p.line) && !has(p.secret)) expect(leakedPart(once, p), `${p.id} in ${once}`).toBeUndefined();
+      }),
+      { numRuns: 300 },
+    );
   });
 });

@@ -15,8 +15,9 @@ async function run(): Promise<void> {
     default:
       process.stderr.write(
         'usage: hermes-aep <command>\n' +
-          '  daemon                 run the daemon (POST /hook, GET /healthz)\n' +
-          '  hook                   the Hermes shell-hook shim (stdin envelope -> daemon -> stdout reply)\n' +
+          '  daemon                 run the daemon (POST /hook, GET /healthz on {AEP_STATE_DIR}/hook.sock; TCP with AEP_PORT)\n' +
+          '  hook [--socket PATH | --url URL] [--state-dir DIR]\n' +
+          '                         the Hermes shell-hook shim (stdin envelope -> daemon -> stdout reply)\n' +
           '  install [--dry-run]    register the shim in $HERMES_HOME/config.yaml and the allowlist\n' +
           '  uninstall [--dry-run]  remove what install added\n',
       );

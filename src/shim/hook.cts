@@ -1,7 +1,7 @@
 // The hook shim: Hermes runs it once per hook firing. It must start fast and
-// can never fail the agent, so it imports only node:http and node:fs and
-// answers `{}` on every failure path. stdout carries exactly one JSON object;
-// nothing else. CommonJS on purpose: run directly (`node hook.cjs`, what
+// can never fail the agent, so it imports only node:http and node:fs (node:os
+// only when HOME is unset) and answers `{}` on every failure path. stdout
+// carries exactly one JSON object; nothing else. CommonJS on purpose: run directly (`node hook.cjs`, what
 // `install` registers) it skips the ESM loader, a measurable part of a Node
 // start on every hook firing; `hermes-aep hook` loads the same file.
 import { request, type IncomingMessage, type RequestOptions } from 'node:http';
@@ -44,7 +44,6 @@ function parseArgs(argv: readonly string[]): ShimArgs {
 
 /** The default state dir, `~/.aep/state/hermes-aep` (HOME first: no node:os on the hot path). */
 function defaultStateDir(): string {
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
   const home = process.env.HOME || (require('node:os') as typeof import('node:os')).homedir();
   return `${home}/.aep/state/hermes-aep`;
 }

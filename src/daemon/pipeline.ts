@@ -26,12 +26,13 @@ export class HookPipeline {
     private readonly log?: Logger,
   ) {}
 
-  handle(env: HookEnvelope): AepEvent[] {
+  /** `at`: when the hook arrived, if not now (a spooled hook carries its arrival time). */
+  handle(env: HookEnvelope, at?: Date): AepEvent[] {
     this.hooks++;
     this.drift.check(env);
     let events: AepEvent[];
     try {
-      events = this.identity.process(env, mapHook(env, this.policy), this.clock());
+      events = this.identity.process(env, mapHook(env, this.policy), at ?? this.clock());
     } catch (err) {
       this.failed++;
       this.log?.error('hook could not be mapped; answered and counted', { error: (err as Error).name });

@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { CapturePolicy } from '../capture/policy.js';
 import type { IdentityStage } from '../identity/identity-stage.js';
 import { EventBus } from '../sinks/event-bus.js';
@@ -8,6 +8,7 @@ import type { EnvelopeRecorder } from './envelope-recorder.js';
 import type { Logger } from './log.js';
 import { HookPipeline } from './pipeline.js';
 import { buildServer } from './server.js';
+import { SpoolIngest } from './spool-ingest.js';
 
 export interface HookAppOptions {
   readonly policy: CapturePolicy;
@@ -19,6 +20,13 @@ export interface HookAppOptions {
   readonly recorder?: EnvelopeRecorder;
   /** facts the caller adds to /healthz (version, epoch, …) */
   readonly health?: () => Record<string, unknown>;
+  /**
+   * The shim's spool (`{stateDir}/spool`), ingested before live hooks are
+   * served. `track()` is called before a spooled hook is published; the
+   * function it returns resolves once what was published since reached the
+   * OS, and rejects if any of it could not be written (the file is kept).
+   */
+  readonly spool?: { readonly dir: string; readonly track: () => () => Promise<void> };
 }
 
 export interface HookApp {
@@ -26,6 +34,8 @@ export interface HookApp {
   readonly bus: EventBus;
   readonly pipeline: HookPipeline;
   readonly drift: DriftWatch;
+  /** present when `spool` was given: `start()` it once listening, `close()` it first on the way down */
+  readonly spool?: SpoolIngest;
 }
 
 /**
@@ -39,6 +49,20 @@ export function createHookApp(o: HookAppOptions): HookApp {
   const drift = new DriftWatch(o.log);
   const pipeline = new HookPipeline(o.policy, o.identity, bus, drift, undefined, o.log);
   const recorder = o.recorder;
+  const spoolOpts = o.spool;
+  const spool = spoolOpts
+    ? new SpoolIngest({
+        dir: spoolOpts.dir,
+        maxBodyBytes: o.maxBodyBytes,
+        log: o.log,
+        ingest: (raw, env, arrival) => {
+          const written = spoolOpts.track();
+          recorder?.record(raw, env.session_id);
+          pipeline.handle(env, arrival);
+          return written();
+        },
+      })
+    : undefined;
   const app = buildServer({
     pipeline,
     ...(recorder ? { recorder } : {}),
@@ -53,7 +77,22 @@ export function createHookApp(o: HookAppOptions): HookApp {
       drift: drift.stats(),
       sinks: bus.stats(),
       ...(recorder ? { recorder: { recorded: recorder.recorded, dropped: recorder.dropped } } : {}),
+      ...(spool ? { spool: spool.stats() } : {}),
     }),
   });
-  return { app, bus, pipeline, drift };
+  if (spool) {
+    const isHook = (req: FastifyRequest) => req.method === 'POST' && req.routeOptions.url === '/hook';
+    // While the spool drains at start (and once closing), hooks are refused before their body is read:
+    // the shim spools them behind the others, so arrival order holds.
+    app.addHook('onRequest', async (req, reply) => {
+      if (spool.draining && isHook(req)) {
+        return reply.code(503).header('retry-after', '1').send({ error: 'spool_draining', message: 'the daemon is ingesting its spool; the shim spools this hook' });
+      }
+    });
+    // Live: anything spooled since is ingested before this hook.
+    app.addHook('preHandler', async (req) => {
+      if (isHook(req)) await spool.beforeLive();
+    });
+  }
+  return { app, bus, pipeline, drift, ...(spool ? { spool } : {}) };
 }

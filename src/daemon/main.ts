@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { monotonicFactory } from 'ulid';
 import { ConfigError, loadConfig, type DaemonConfig } from '../config/config.js';
 import { bumpEpoch } from '../identity/epoch-store.js';
@@ -61,11 +62,12 @@ export async function startDaemon(config: DaemonConfig, log: Logger, env: NodeJS
   const recorder = config.recordDir ? new EnvelopeRecorder(config.recordDir) : undefined;
   if (recorder) log.warn('recording raw hermes envelopes (content-bearing) because AEP_RECORD_DIR is set', { dir: config.recordDir });
   const started = Date.now();
-  const { app, bus } = createHookApp({
+  const logSink = new JsonlLogSink(config.logDir, config.logQueueMax);
+  const { app, bus, spool } = createHookApp({
     policy: config.policy,
     identity,
     // the mirror first: it stamps traceparent before the log serializes
-    sinks: [...(mirror ? [mirror] : []), new JsonlLogSink(config.logDir, config.logQueueMax)],
+    sinks: [...(mirror ? [mirror] : []), logSink],
     log,
     maxBodyBytes: config.maxBodyBytes,
     ...(recorder ? { recorder } : {}),
@@ -76,12 +78,15 @@ export async function startDaemon(config: DaemonConfig, log: Logger, env: NodeJS
       control: false,
       capture: { ceiling: config.policy.ceiling, ...config.policy.categories },
     }),
+    spool: { dir: path.join(config.stateDir, 'spool'), track: () => trackLog(logSink) },
   });
   await app.listen({ host: config.host, port: config.port });
   const addr = app.server.address();
   const port = typeof addr === 'object' && addr ? addr.port : config.port;
   const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
   log.info('hermes-aep daemon listening', { url, epoch, capture: config.policy.ceiling });
+  // hooks are answered 503 (and spooled by the shim) until the spool is drained
+  void spool?.start();
   let closing: Promise<void> | undefined;
   return {
     shutdownBudgetMs: (exporter ? otel.shutdownTimeoutMs : 0) + LOG_FLUSH_MS + SHUTDOWN_MARGIN_MS,
@@ -90,11 +95,30 @@ export async function startDaemon(config: DaemonConfig, log: Logger, env: NodeJS
     bus,
     close: () =>
       (closing ??= (async () => {
-        await app.close();
+        // the spool first: stop after the file in hand, so app.close() never waits on a drain
+        await Promise.all([spool?.close(), app.close()]);
         await recorder?.flush();
         await bus.shutdown();
         await ended.flush();
       })()),
+  };
+}
+
+/**
+ * Call before publishing; the returned function resolves once everything the
+ * log accepted is written, and rejects if a line was dropped or failed since
+ * (a stand-in for the durability work's per-hook promise; the spool file is
+ * then kept for a later pass).
+ */
+function trackLog(sink: JsonlLogSink): () => Promise<void> {
+  const lost = () => {
+    const s = sink.stats();
+    return Number(s.dropped) + Number(s.errors);
+  };
+  const before = lost();
+  return async () => {
+    await sink.flush();
+    if (lost() > before) throw new Error('log write failed');
   };
 }
 

@@ -1,0 +1,290 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { createServer } from 'node:net';
+import path from 'node:path';
+import { inProcessDaemon } from '../support/in-process-daemon.js';
+import { runShim, startDaemonProcess, tempDir, waitFor, type DaemonProcess } from '../support/processes.js';
+import { scriptedSession, type Envelope } from '../support/scripted-session.js';
+import { readLogs, streamViolations, type Ev } from '../support/stream-invariants.js';
+import { safeFileName } from '../../src/sinks/safe-file-name.js';
+import { hookEnvelopeSchema } from '../../src/hermes/envelope.js';
+
+/**
+ * The daemon stops (SIGTERM) or dies (kill -9) in the middle of a turn while
+ * Hermes keeps firing hooks through the real shim. Every shim must answer `{}`
+ * at once; once the daemon is back, the log must hold every event of every
+ * hook, in arrival order, dense seq, each event timed at its hook's arrival,
+ * and the spool must be empty.
+ */
+
+interface Fired {
+  readonly index: number;
+  /** wall clock just before the shim was spawned and just after it exited */
+  readonly t0: number;
+  readonly t1: number;
+  readonly ms: number;
+  readonly stdout: string;
+  readonly code: number | null;
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+/** What one uninterrupted process makes of the script: per log file, each event's type and the hook it came from. */
+function reference(envelopes: readonly Envelope[]): Map<string, { type: string; hook: number }[]> {
+  const d = inProcessDaemon();
+  const out = new Map<string, { type: string; hook: number }[]>();
+  envelopes.forEach((env, hook) => {
+    const before = d.memory.events.length;
+    d.pipeline.handle(hookEnvelopeSchema.parse(JSON.parse(JSON.stringify(env))));
+    for (const ev of d.memory.events.slice(before)) {
+      const file = `${safeFileName(ev.session)}.jsonl`;
+      out.set(file, [...(out.get(file) ?? []), { type: ev.type, hook }]);
+    }
+  });
+  return out;
+}
+
+const spoolFiles = (stateDir: string) => {
+  try {
+    return readdirSync(path.join(stateDir, 'spool')).filter((f) => f.endsWith('.hook') || f.endsWith('.tmp'));
+  } catch {
+    return [];
+  }
+};
+
+const fileSize = (f: string) => {
+  try {
+    return statSync(f).size;
+  } catch {
+    return 0;
+  }
+};
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
+const fmt = (xs: number[]) => `median ${median(xs).toFixed(0)} ms, max ${Math.max(...xs).toFixed(0)} ms (n=${xs.length})`;
+
+/** A session whose hooks are fired one at a time, as Hermes does, against a fixed port and state dir. */
+class Session {
+  readonly script;
+  readonly fired: Fired[] = [];
+  readonly base = tempDir('hermes-aep-fault-');
+  readonly dirs = { logDir: path.join(this.base, 'log'), stateDir: path.join(this.base, 'state') };
+  readonly daemons: DaemonProcess[] = [];
+  port = 0;
+  next = 0;
+
+  constructor(name: string) {
+    this.script = scriptedSession(name);
+  }
+
+  async start(): Promise<DaemonProcess> {
+    this.port ||= await freePort();
+    const d = await startDaemonProcess({ AEP_PORT: String(this.port) }, this.dirs);
+    this.daemons.push(d);
+    return d;
+  }
+
+  /** Fire the next `n` hooks through the real shim, one after another. */
+  async fire(n: number, env: Record<string, string> = {}): Promise<Fired[]> {
+    const out: Fired[] = [];
+    for (let k = 0; k < n && this.next < this.script.envelopes.length; k++) {
+      const index = this.next++;
+      const t0 = Date.now();
+      const r = await runShim(JSON.stringify(this.script.envelopes[index]), {
+        AEP_HOOK_URL: `http://127.0.0.1:${this.port}/hook`,
+        AEP_STATE_DIR: this.dirs.stateDir,
+        // far above what an answer "at once" takes: a shim that waited would show
+        AEP_SHIM_TIMEOUT_MS: '10000',
+        ...env,
+      });
+      const f = { index, t0, t1: Date.now(), ms: r.ms, stdout: r.stdout, code: r.code };
+      this.fired.push(f);
+      out.push(f);
+    }
+    return out;
+  }
+
+  get remaining(): number {
+    return this.script.envelopes.length - this.next;
+  }
+
+  async settle(d: DaemonProcess): Promise<Record<string, any>> {
+    return waitFor('spool drained and log written', async () => {
+      const h = await d.health();
+      return h.spool.pending === 0 && !h.spool.draining && h.sinks.log.queued === 0 ? h : undefined;
+    });
+  }
+
+  /** The whole history against one uninterrupted process's: same events, same order, dense seq, arrival times. */
+  verify(): { events: number } {
+    const logs = readLogs(this.dirs.logDir);
+    const ref = reference(this.script.envelopes);
+    expect([...logs.keys()].sort()).toEqual([...ref.keys()].sort());
+    let total = 0;
+    for (const [file, expected] of ref) {
+      const got = logs.get(file)!;
+      // every event of every hook, in arrival order
+      expect(got.map((e) => e.type), file).toEqual(expected.map((e) => e.type));
+      // dense seq inside each epoch (seq restarts at 0 in a new epoch)
+      const byEpoch = new Map<number, number[]>();
+      for (const e of got) byEpoch.set(e.epoch, [...(byEpoch.get(e.epoch) ?? []), e.seq]);
+      for (const [epoch, seqs] of byEpoch) expect(seqs, `${file} epoch ${epoch}`).toEqual(seqs.map((_, i) => i));
+      // each event is timed at its hook's arrival: inside that shim's run, whoever wrote it and when
+      got.forEach((e: Ev, i) => {
+        const f = this.fired.find((x) => x.index === expected[i]!.hook)!;
+        const t = Date.parse(e.time);
+        expect(t, `${file} #${i} ${e.type}`).toBeGreaterThanOrEqual(f.t0);
+        expect(t, `${file} #${i} ${e.type}`).toBeLessThanOrEqual(f.t1);
+      });
+      const times = got.map((e) => Date.parse(e.time));
+      expect(times, file).toEqual([...times].sort((a, b) => a - b));
+      total += got.length;
+    }
+    expect(streamViolations(logs.get(`${safeFileName(this.script.session)}.jsonl`)!, { requireCauses: true })).toEqual([]);
+    expect(spoolFiles(this.dirs.stateDir)).toEqual([]);
+    return { events: total };
+  }
+
+  async cleanup(): Promise<void> {
+    for (const d of this.daemons) await d.kill();
+  }
+}
+
+const sessions: Session[] = [];
+afterAll(async () => {
+  for (const s of sessions) await s.cleanup();
+});
+
+describe.each([
+  ['stopped (SIGTERM)', 'stop'],
+  ['killed (kill -9)', 'kill'],
+] as const)('daemon %s mid-turn: nothing the shim saw is lost', (label, how) => {
+  const s = new Session(`20261201_down_${how}`);
+  sessions.push(s);
+  // mid-turn: turn 1 open, call_err requested and not yet answered
+  const cut = s.script.envelopes.findIndex((e) => e.hook_event_name === 'pre_tool_call' && e.extra.tool_call_id === 'call_err') + 1;
+  const outage = 10;
+  let live: Fired[] = [];
+  let down: Fired[] = [];
+  let restartMs = 0;
+  let health: Record<string, any> = {};
+
+  it('hooks fired during the outage all answer {} at once and are spooled in arrival order', async () => {
+    const a = await s.start();
+    live = await s.fire(cut);
+    await s.settle(a);
+    if (how === 'stop') expect(await a.stop()).toBe(0);
+    else await a.kill();
+    down = await s.fire(outage);
+    expect(down.map((f) => [f.code, f.stdout])).toEqual(down.map(() => [0, '{}']));
+    // no waiting on anything: far below the 10 s shim timeout
+    expect(Math.max(...down.map((f) => f.ms))).toBeLessThan(3_000);
+    const files = spoolFiles(s.dirs.stateDir);
+    expect(files).toHaveLength(outage);
+    expect(files.every((f) => f.endsWith('.hook'))).toBe(true);
+    // lexical order = firing order, and each file carries its hook's arrival time
+    const sorted = [...files].sort();
+    sorted.forEach((f, i) => {
+      const text = readFileSync(path.join(s.dirs.stateDir, 'spool', f), 'utf8');
+      const header = JSON.parse(text.slice(0, text.indexOf('\n'))) as { arrival_ms: number; arrival: string };
+      expect(header.arrival_ms).toBeGreaterThanOrEqual(down[i]!.t0);
+      expect(header.arrival_ms).toBeLessThanOrEqual(down[i]!.t1);
+      expect(header.arrival).toBe(new Date(header.arrival_ms).toISOString());
+      expect(JSON.parse(text.slice(text.indexOf('\n') + 1))).toEqual(s.script.envelopes[down[i]!.index]);
+      expect(statSync(path.join(s.dirs.stateDir, 'spool', f)).mode & 0o777).toBe(0o600);
+    });
+    expect(statSync(path.join(s.dirs.stateDir, 'spool')).mode & 0o777).toBe(0o700);
+  });
+
+  it('the restarted daemon ingests the spool before serving new hooks; the history is whole', async () => {
+    const t0 = performance.now();
+    const b = await s.start();
+    health = await s.settle(b);
+    restartMs = performance.now() - t0;
+    expect(health.spool).toMatchObject({ ingested: outage, pending: 0, dropped: 0, rejected: 0, errors: 0 });
+    await s.fire(s.remaining);
+    await s.settle(b);
+    expect(await b.stop()).toBe(0);
+    const { events } = s.verify();
+    console.log(
+      `[daemon-down, ${label}] shim live: ${fmt(live.map((f) => f.ms))}; during the outage (spooled): ${fmt(down.map((f) => f.ms))}; ` +
+        `restart to spool drained (${outage} hooks): ${restartMs.toFixed(0)} ms; ${events} events verified`,
+    );
+  });
+});
+
+describe('hooks keep firing through a kill -9 and the restart', () => {
+  const s = new Session('20261201_through_restart');
+  sessions.push(s);
+
+  it('every hook, whether live, refused, answered 503 while the spool drained, or late, lands once and in order', async () => {
+    const a = await s.start();
+    await s.fire(4);
+    await a.kill();
+    await s.fire(4);
+    // the daemon comes back while Hermes keeps going: hooks hit it before it listens and while it drains
+    const starting = s.start();
+    let during = 0;
+    let up = false;
+    void starting.then(() => (up = true));
+    while (!up && s.remaining > 2) during += (await s.fire(1)).length;
+    const b = await starting;
+    await s.fire(s.remaining);
+    const h = await s.settle(b);
+    expect(s.fired.every((f) => f.code === 0 && f.stdout === '{}')).toBe(true);
+    expect(h.spool.ingested).toBeGreaterThanOrEqual(4);
+    expect(await b.stop()).toBe(0);
+    s.verify();
+    console.log(`[daemon-down, through restart] ${during} hooks fired while the daemon started; ${h.spool.ingested} ingested from the spool`);
+  });
+});
+
+describe('the spool cap: excess hooks are dropped and counted, /healthz shows the count', () => {
+  it('AEP_SPOOL_MAX_FILES: past the cap each hook is dropped and counted', async () => {
+    const s = new Session('20261201_cap_files');
+    sessions.push(s);
+    s.port = await freePort(); // nothing listens: the daemon is down from the start
+    const fired = await s.fire(6, { AEP_SPOOL_MAX_FILES: '3' });
+    expect(fired.map((f) => f.stdout)).toEqual(fired.map(() => '{}'));
+    expect(spoolFiles(s.dirs.stateDir)).toHaveLength(3);
+    expect(fileSize(path.join(s.dirs.stateDir, 'spool', 'dropped'))).toBe(3);
+    const d = await s.start();
+    const h = await s.settle(d);
+    expect(h.spool).toMatchObject({ ingested: 3, pending: 0, dropped: 3 });
+    // the first three made it, in order; the rest never will
+    const logs = readLogs(s.dirs.logDir).get(`${safeFileName(s.script.session)}.jsonl`)!;
+    expect(logs.map((e) => e.type)).toEqual(['session.started', 'run.started', 'tool.requested']);
+    // drained: the ledger is back to zero, so the next outage gets the whole cap again
+    await d.stop();
+    await s.fire(3, { AEP_SPOOL_MAX_FILES: '3' });
+    expect(spoolFiles(s.dirs.stateDir)).toHaveLength(3);
+    expect(fileSize(path.join(s.dirs.stateDir, 'spool', 'dropped'))).toBe(3);
+  });
+
+  it('AEP_SPOOL_MAX_BYTES: a hook that would pass the byte cap is dropped, smaller ones still fit', async () => {
+    const s = new Session('20261201_cap_bytes');
+    sessions.push(s);
+    s.port = await freePort();
+    const env = { AEP_SPOOL_MAX_BYTES: String(16 * 1024) };
+    const small = JSON.stringify(s.script.envelopes[0]);
+    const big = JSON.stringify({ ...s.script.envelopes[1], extra: { ...s.script.envelopes[1]!.extra, conversation_history: ['x'.repeat(20_000)] } });
+    const shim = (body: string) => runShim(body, { AEP_HOOK_URL: `http://127.0.0.1:${s.port}/hook`, AEP_STATE_DIR: s.dirs.stateDir, ...env });
+    expect((await shim(small)).stdout).toBe('{}');
+    expect((await shim(big)).stdout).toBe('{}');
+    expect((await shim(small)).stdout).toBe('{}');
+    expect(spoolFiles(s.dirs.stateDir)).toHaveLength(2);
+    const d = await s.start();
+    const h = await s.settle(d);
+    expect(h.spool).toMatchObject({ ingested: 2, dropped: 1 });
+    await d.stop();
+  });
+});

@@ -200,8 +200,9 @@ export class SpoolIngest {
           await this.one(name);
           progressed = true;
           failures = 0;
-        } catch {
+        } catch (err) {
           // its events could not be written: the file stays; retry the pass after a backoff
+          this.fail('spooled hook not written; kept for a later pass', err);
           failures++;
           await sleep(Math.min(5_000, 50 * 2 ** Math.min(failures, 7)));
           break;
@@ -319,7 +320,8 @@ export class SpoolIngest {
 
   private fail(msg: string, err: unknown): void {
     this.errors++;
-    this.lastError = (err as NodeJS.ErrnoException).code ?? 'error';
+    const code = (err as { code?: unknown } | undefined)?.code;
+    this.lastError = typeof code === 'string' ? code : 'error';
     this.o.log.error(msg, { code: this.lastError });
   }
 }

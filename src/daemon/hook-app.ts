@@ -84,14 +84,15 @@ export function createHookApp(o: HookAppOptions): HookApp {
     const isHook = (req: FastifyRequest) => req.method === 'POST' && req.routeOptions.url === '/hook';
     // While the spool drains at start (and once closing), hooks are refused before their body is read:
     // the shim spools them behind the others, so arrival order holds.
-    app.addHook('onRequest', async (req, reply) => {
-      if (spool.draining && isHook(req)) {
-        return reply.code(503).header('retry-after', '1').send({ error: 'spool_draining', message: 'the daemon is ingesting its spool; the shim spools this hook' });
-      }
+    app.addHook('onRequest', (req, reply, done) => {
+      if (!spool.draining || !isHook(req)) return done();
+      void reply.code(503).header('retry-after', '1').send({ error: 'spool_draining', message: 'the daemon is ingesting its spool; the shim spools this hook' });
     });
-    // Live: anything spooled since is ingested before this hook.
-    app.addHook('preHandler', async (req) => {
-      if (isHook(req)) await spool.beforeLive();
+    // Live: anything spooled since is ingested before this hook (callback style: no promise when nothing waits).
+    app.addHook('preHandler', (req, _reply, done) => {
+      const wait = isHook(req) ? spool.beforeLive() : undefined;
+      if (!wait) return done();
+      wait.then(() => done(), done);
     });
   }
   return { app, bus, pipeline, drift, ...(spool ? { spool } : {}) };

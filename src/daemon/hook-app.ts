@@ -26,7 +26,7 @@ export interface HookAppOptions {
    * function it returns resolves once what was published since reached the
    * OS, and rejects if any of it could not be written (the file is kept).
    */
-  readonly spool?: { readonly dir: string; readonly track: () => () => Promise<void> };
+  readonly spool?: { readonly dir: string; readonly track: () => () => Promise<void>; readonly seen?: Set<string> };
 }
 
 export interface HookApp {
@@ -55,10 +55,11 @@ export function createHookApp(o: HookAppOptions): HookApp {
         dir: spoolOpts.dir,
         maxBodyBytes: o.maxBodyBytes,
         log: o.log,
-        ingest: (raw, env, arrival) => {
+        ...(spoolOpts.seen ? { seen: spoolOpts.seen } : {}),
+        ingest: (raw, env, spooled) => {
           const written = spoolOpts.track();
           recorder?.record(raw, env.session_id);
-          pipeline.handle(env, arrival);
+          pipeline.handle(env, spooled);
           return written();
         },
       })

@@ -50,9 +50,12 @@ export async function startDaemon(config: DaemonConfig, log: Logger, env: NodeJS
   const mirror = exporter ? new OtelMirror({ config: otel, exporter, sampler: samplerFromEnv(env), version: VERSION }) : undefined;
   // Rebuild what a previous process held in memory from the durable stream,
   // before the first hook is accepted: pairing state and open spans.
+  // spool files whose events are already in the log: a previous process died between writing and deleting them
+  const spooledSeen = new Set<string>();
   const replay = await replayRecentLogs(config.logDir, config.replayWindowMs, Date.now(), (ev) => {
     identity.restore(ev);
     mirror?.restore(ev);
+    if (typeof ev.hermesspool === 'string') spooledSeen.add(ev.hermesspool);
   });
   if (replay.events > 0) log.info('state rebuilt from the log', { files: replay.files, events: replay.events, skipped: replay.skippedLines });
   if (mirror) {
@@ -78,7 +81,7 @@ export async function startDaemon(config: DaemonConfig, log: Logger, env: NodeJS
       control: false,
       capture: { ceiling: config.policy.ceiling, ...config.policy.categories },
     }),
-    spool: { dir: path.join(config.stateDir, 'spool'), track: () => trackLog(logSink) },
+    spool: { dir: path.join(config.stateDir, 'spool'), track: () => trackLog(logSink), seen: spooledSeen },
   });
   await app.listen({ host: config.host, port: config.port });
   const addr = app.server.address();

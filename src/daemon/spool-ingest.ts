@@ -25,6 +25,16 @@ import { MAX_DEPTH, nestsDeeperThan } from './server.js';
 export const HOOK_FILE = /^(\d{15}-\d{20}-\d{1,10}-[a-z0-9]{0,16})\.hook$/;
 const TMP_FILE = /^\.(\d{15}-\d{20}-\d{1,10}-[a-z0-9]{0,16})\.tmp$/;
 const HEADER_MAX = 512;
+/** group commit: one wait for the log per this many files or bytes (bounded memory, bounded queue) */
+const BATCH_FILES = 64;
+const BATCH_BYTES = 8 * 1024 * 1024;
+
+/** A spooled hook published, its events on their way to the log. */
+interface InFlight {
+  readonly name: string;
+  readonly bytes: number;
+  readonly written: Promise<void>;
+}
 
 const headerSchema = z.object({
   spool: z.literal(1),
@@ -40,7 +50,14 @@ export interface SpoolIngestOptions {
    * its events reached the OS, rejects if they could not be written (the file
    * is then kept for a later pass).
    */
-  readonly ingest: (raw: unknown, env: HookEnvelope, arrival: Date) => Promise<void>;
+  readonly ingest: (raw: unknown, env: HookEnvelope, spooled: { readonly arrival: Date; readonly key: string }) => Promise<void>;
+  /**
+   * Spool keys already in the log (the `hermesspool` attribute of the events
+   * replayed at start): a file the previous process wrote but died before
+   * deleting. Deleted, never ingested twice. Cleared once the start-up drain
+   * is over (only files present at start can be in the log already).
+   */
+  readonly seen?: Set<string>;
   /** the same bound as a live body (AEP_MAX_BODY_BYTES) */
   readonly maxBodyBytes: number;
   readonly log: Logger;
@@ -69,6 +86,8 @@ export class SpoolIngest {
   ingested = 0;
   rejected = 0;
   errors = 0;
+  /** files whose events were already in the log at start (the previous process died before deleting them) */
+  duplicates = 0;
   private phase: Phase = 'idle';
   private running: Promise<void> | undefined;
   private watcher: FSWatcher | undefined;
@@ -107,6 +126,7 @@ export class SpoolIngest {
     await this.drain();
     if (!this.active) return;
     this.phase = 'live';
+    this.o.seen?.clear();
     if (this.ingested > before || this.rejected > 0) {
       this.o.log.info('spool drained', { ingested: this.ingested - before, rejected: this.rejected, ms: Date.now() - t0 });
     }
@@ -149,6 +169,7 @@ export class SpoolIngest {
       pending: this.pendingHooks(),
       dropped: size(path.join(this.o.dir, 'dropped')),
       rejected: this.rejected,
+      duplicates: this.duplicates,
       errors: this.errors,
       draining: this.phase === 'initial',
       ...(this.lastError ? { last_error: this.lastError } : {}),
@@ -192,22 +213,34 @@ export class SpoolIngest {
       const { hooks, barrier } = await this.list();
       if (hooks.length === 0 && barrier === undefined) break;
       let progressed = false;
+      let ok = true;
+      let batch: InFlight[] = [];
+      let bytes = 0;
       for (const name of hooks) {
         // a shim is still writing an EARLIER hook: wait for it rather than overtake it
         if (barrier !== undefined && name > barrier) break;
-        if (!this.active) return;
-        try {
-          await this.one(name);
-          progressed = true;
-          failures = 0;
-        } catch (err) {
-          // its events could not be written: the file stays; retry the pass after a backoff
-          this.fail('spooled hook not written; kept for a later pass', err);
-          failures++;
-          await sleep(Math.min(5_000, 50 * 2 ** Math.min(failures, 7)));
-          break;
+        if (!this.active) break;
+        const f = await this.publish(name);
+        progressed = true;
+        if (!f) continue;
+        batch.push(f);
+        bytes += f.bytes;
+        if (batch.length >= BATCH_FILES || bytes >= BATCH_BYTES) {
+          ok = await this.settle(batch);
+          batch = [];
+          bytes = 0;
+          if (!ok) break;
         }
       }
+      // even when closing: what was published is waited for and deleted
+      if (batch.length > 0) ok = (await this.settle(batch)) && ok;
+      if (!ok) {
+        // events that could not be written: their files stay; retry the pass after a backoff
+        failures++;
+        await sleep(Math.min(5_000, 50 * 2 ** Math.min(failures, 7)));
+        continue;
+      }
+      failures = 0;
       if (!progressed) await sleep(5);
     }
     if (this.active) this.rebaseLedger();
@@ -234,7 +267,7 @@ export class SpoolIngest {
       if (!st) continue;
       if (Date.now() - st.mtimeMs > this.staleTmpMs) {
         // its shim died mid-write: the partial file is moved aside and counted
-        await this.reject(f, 'abandoned partial write', st.size);
+        await this.reject(f, 'abandoned partial write', st.size, false);
       } else if (this.phase === 'initial') {
         const key = `${tmp[1]!}.hook`;
         if (barrier === undefined || key < barrier) barrier = key;
@@ -244,39 +277,74 @@ export class SpoolIngest {
     return { hooks, barrier };
   }
 
-  /** Ingest one file; rejects only when its events could not be written (the file stays). */
-  private async one(name: string): Promise<void> {
+  /**
+   * Read, validate and publish one file through the live path. Returns what
+   * is in flight, or nothing when the file was rejected, gone, or already in
+   * the log. One file in memory at a time.
+   */
+  private async publish(name: string): Promise<InFlight | undefined> {
     const file = path.join(this.o.dir, name);
+    const key = name.slice(0, -'.hook'.length);
     let buf: Buffer;
     try {
       const st = await stat(file);
-      if (st.size > this.o.maxBodyBytes + HEADER_MAX) return await this.reject(name, 'larger than AEP_MAX_BODY_BYTES', st.size);
+      if (this.o.seen?.has(key)) {
+        this.duplicates++;
+        await this.remove([{ name, bytes: st.size }]);
+        return undefined;
+      }
+      if (st.size > this.o.maxBodyBytes + HEADER_MAX) return void (await this.reject(name, 'larger than AEP_MAX_BODY_BYTES', st.size));
       buf = await readFile(file);
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
       this.fail('spool file unreadable', err);
-      return await this.reject(name, 'unreadable', 0);
+      return void (await this.reject(name, 'unreadable', 0));
     }
-    let parsed: { raw: unknown; env: HookEnvelope; arrival: Date };
+    let parsed: ReturnType<typeof decode>;
     try {
       parsed = decode(buf);
     } catch (err) {
-      return await this.reject(name, err instanceof Rejected ? err.message : 'invalid', buf.length);
+      return void (await this.reject(name, err instanceof Rejected ? err.message : 'invalid', buf.length));
     }
-    await this.o.ingest(parsed.raw, parsed.env, parsed.arrival);
-    this.ingested++;
+    let written: Promise<void>;
     try {
-      await unlink(file);
+      written = this.o.ingest(parsed.raw, parsed.env, { arrival: parsed.arrival, key });
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') {
-        this.done.add(name);
-        this.fail('spool file ingested but not deleted', err);
-      }
+      written = Promise.reject(err);
     }
-    await this.ledgerOut(buf.length);
+    written.catch(() => undefined);
+    return { name, bytes: buf.length, written };
   }
 
-  private async reject(name: string, why: string, bytes: number): Promise<void> {
+  /** Wait for a batch's events to be written; delete the files whose events are. False if any were not (those stay). */
+  private async settle(batch: readonly InFlight[]): Promise<boolean> {
+    const results = await Promise.allSettled(batch.map((f) => f.written));
+    const done = batch.filter((_, i) => results[i]!.status === 'fulfilled');
+    const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed) this.fail('spooled hook not written; kept for a later pass', failed.reason);
+    this.ingested += done.length;
+    await this.remove(done);
+    return failed === undefined;
+  }
+
+  private async remove(files: readonly { name: string; bytes: number }[]): Promise<void> {
+    if (files.length === 0) return;
+    await Promise.all(
+      files.map(async (f) => {
+        try {
+          await unlink(path.join(this.o.dir, f.name));
+        } catch (err) {
+          if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
+          this.done.add(f.name);
+          this.fail('spool file ingested but not deleted', err);
+        }
+      }),
+    );
+    await this.ledgerOut(files);
+  }
+
+  /** `counted`: the shims' ledger counts it (a whole `.hook`; a `.tmp` never was) */
+  private async reject(name: string, why: string, bytes: number, counted = true): Promise<void> {
     this.rejected++;
     this.o.log.warn('spool file rejected: moved aside', { file: name, reason: why });
     const dir = path.join(this.o.dir, 'rejected');
@@ -288,13 +356,14 @@ export class SpoolIngest {
       this.done.add(name);
       this.fail('rejected spool file could not be moved aside', err);
     }
-    await this.ledgerOut(bytes);
+    if (counted) await this.ledgerOut([{ bytes }]);
   }
 
-  private async ledgerOut(bytes: number): Promise<void> {
+  /** What left the spool, in the units the shims counted it in: one byte per file, one per KiB (rounded up per file). */
+  private async ledgerOut(files: readonly { bytes: number }[]): Promise<void> {
+    const kib = files.reduce((n, f) => n + Math.ceil(f.bytes / 1024), 0);
     try {
-      await appendFile(path.join(this.o.dir, 'out.files'), '.', { mode: 0o600 });
-      const kib = Math.ceil(bytes / 1024);
+      await appendFile(path.join(this.o.dir, 'out.files'), Buffer.alloc(files.length, 46), { mode: 0o600 });
       if (kib > 0) await appendFile(path.join(this.o.dir, 'out.kib'), Buffer.alloc(kib, 46), { mode: 0o600 });
     } catch (err) {
       this.fail('spool ledger not updated', err);

@@ -49,7 +49,7 @@ afterEach(async () => {
   await Promise.all(apps.splice(0).map((a) => a.close()));
 });
 
-function daemon(dir: string, maxBodyBytes = 1024 * 1024) {
+function daemon(dir: string, maxBodyBytes = 1024 * 1024, seen?: Set<string>) {
   const policy = defaultPolicy({ home: '/home/dev' });
   const ulid = monotonicFactory();
   const identity = new IdentityStage({ epoch: 1, host: 'test-host', policy, newId: () => ulid() });
@@ -75,6 +75,7 @@ function daemon(dir: string, maxBodyBytes = 1024 * 1024) {
     maxBodyBytes,
     spool: {
       dir,
+      ...(seen ? { seen } : {}),
       track: () => async () => {
         await held;
         if (fail) {
@@ -106,6 +107,8 @@ describe('spool ingestion', () => {
     expect(d.callIds()).toEqual(['c0', 'c1', 'c2', 'c3']);
     expect(d.memory.events.map((e) => e.time)).toEqual([T + 10, T + 10, T + 20, T + 30].map((t) => new Date(t).toISOString()));
     expect(d.memory.events.map((e) => e.seq)).toEqual([0, 1, 2, 3]);
+    // each spooled event names its spool file (its key), so a restart can tell what was written
+    expect(d.memory.events.map((e) => `${e.hermesspool}.hook`).every((k) => /^\d{15}-\d{20}-\d+-abc\.hook$/.test(k))).toBe(true);
     expect(hookFiles(dir)).toEqual([]);
     expect(await d.health()).toMatchObject({ ingested: 4, pending: 0, dropped: 0, rejected: 0, errors: 0, draining: false });
     // the out ledgers count what left the spool, so the shims' cap frees up
@@ -121,7 +124,7 @@ describe('spool ingestion', () => {
     expect((await d.live('early')).statusCode).toBe(503);
     d.gate.hold();
     const started = d.spool.start();
-    await waitFor('first file in hand', () => d.memory.events.length === 1);
+    await waitFor('files in hand', () => d.memory.events.length === 2);
     const r = await d.live('during');
     expect(r.statusCode).toBe(503);
     expect(r.json()).toMatchObject({ error: 'spool_draining' });
@@ -217,19 +220,35 @@ describe('spool ingestion', () => {
     expect(await d.health()).toMatchObject({ ingested: 1, errors: 1, last_error: 'error' });
   });
 
-  it('close() stops after the file in hand; the rest stays for the next start', async () => {
+  it('close() stops after the batch in hand (64 files: one wait for the log); the rest stays for the next start', async () => {
     const dir = path.join(tempDir(), 'spool');
-    for (let i = 0; i < 3; i++) spoolFile(dir, T + i, envelope(`c${i}`));
+    for (let i = 0; i < 70; i++) spoolFile(dir, T + i, envelope(`c${i}`));
     const d = daemon(dir);
     d.gate.hold();
     const started = d.spool.start();
-    await waitFor('first file in hand', () => d.memory.events.length === 1);
+    await waitFor('a batch in hand', () => d.memory.events.length === 64);
     const closing = d.spool.close();
     d.gate.release();
     await closing;
     await started;
-    expect(hookFiles(dir)).toHaveLength(2);
+    expect(d.memory.events).toHaveLength(64);
+    expect(hookFiles(dir)).toHaveLength(6);
     expect((await d.live('closed')).statusCode).toBe(503);
+  });
+
+  it('a file whose events the log already holds (the previous process died before deleting it) is deleted, not ingested twice', async () => {
+    const dir = path.join(tempDir(), 'spool');
+    const done = spoolFile(dir, T, envelope('written-before-the-crash'));
+    spoolFile(dir, T + 1, envelope('not-yet'));
+    const seen = new Set([done.slice(0, -'.hook'.length)]);
+    const d = daemon(dir, 1024 * 1024, seen);
+    await d.spool.start();
+    expect(d.callIds()).toEqual(['not-yet']);
+    expect(d.memory.events[0]!.hermesspool).toMatch(/^\d{15}-\d{20}-\d+-abc$/);
+    expect(hookFiles(dir)).toEqual([]);
+    expect(await d.health()).toMatchObject({ ingested: 1, duplicates: 1 });
+    // only files present at start can be in the log already
+    expect(seen.size).toBe(0);
   });
 
   it('the spool dir is created 0700, and made private if it was looser', async () => {

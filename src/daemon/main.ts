@@ -87,9 +87,11 @@ export async function startDaemon(config: DaemonConfig, log: Logger, env: NodeJS
   const addr = app.server.address();
   const port = typeof addr === 'object' && addr ? addr.port : config.port;
   const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
-  log.info('hermes-aep daemon listening', { url, epoch, capture: config.policy.ceiling });
-  // hooks are answered 503 (and spooled by the shim) until the spool is drained
-  void spool?.start();
+  // Hooks are answered 503 (and spooled by the shim) until the spool is drained; only then is the daemon
+  // ready for them, and says so. Not awaited: a SIGTERM during a long drain still stops it cleanly.
+  const ready = () => log.info('hermes-aep daemon listening', { url, epoch, capture: config.policy.ceiling });
+  if (spool) void spool.start().then(() => !spool.draining && ready());
+  else ready();
   let closing: Promise<void> | undefined;
   return {
     shutdownBudgetMs: (exporter ? otel.shutdownTimeoutMs : 0) + LOG_FLUSH_MS + SHUTDOWN_MARGIN_MS,

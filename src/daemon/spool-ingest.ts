@@ -1,4 +1,4 @@
-import { appendFileSync, chmodSync, mkdirSync, readdirSync, statSync, watch, type FSWatcher } from 'node:fs';
+import { chmodSync, readdirSync, statSync, truncateSync, watch, type FSWatcher } from 'node:fs';
 import { appendFile, mkdir, readFile, rename, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
@@ -243,7 +243,7 @@ export class SpoolIngest {
       failures = 0;
       if (!progressed) await sleep(5);
     }
-    if (this.active) this.rebaseLedger();
+    if (this.active) this.resetLedger();
   }
 
   /** The hooks to ingest, in order, and the key of the earliest `.tmp` still being written (start-up only). */
@@ -371,18 +371,22 @@ export class SpoolIngest {
   }
 
   /**
-   * The spool was just seen empty: whatever the ledgers still count (a file
-   * removed by hand, a failed ledger write) is credited, so the shims' cap
-   * heals. A shim racing this can only make the cap a hair lenient.
+   * The spool was just seen empty, so the ledgers are reset to zero: they stay
+   * small, and whatever they still counted (a file removed by hand, a failed
+   * ledger write, a shim that died between its rename and its count) is
+   * forgotten. `in.*` first: in between, the usage reads low, never high, so no
+   * shim drops a hook because of the reset. A shim that spools in the same
+   * instant can only make the cap a hair lenient.
    */
-  private rebaseLedger(): void {
-    for (const unit of ['files', 'kib']) {
-      const owed = size(path.join(this.o.dir, `in.${unit}`)) - size(path.join(this.o.dir, `out.${unit}`));
-      if (owed <= 0) continue;
+  private resetLedger(): void {
+    if (this.done.size > 0) return;
+    const files = ['in.files', 'in.kib', 'out.files', 'out.kib'].map((f) => path.join(this.o.dir, f));
+    if (files.every((f) => size(f) === 0)) return;
+    for (const f of files) {
       try {
-        appendFileSync(path.join(this.o.dir, `out.${unit}`), Buffer.alloc(owed, 46), { mode: 0o600 });
+        truncateSync(f, 0);
       } catch (err) {
-        this.fail('spool ledger not updated', err);
+        if ((err as NodeJS.ErrnoException).code !== 'ENOENT') this.fail('spool ledger not reset', err);
       }
     }
   }

@@ -1,8 +1,11 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
 import { createServer } from 'node:net';
 import path from 'node:path';
+import { aepValidator } from '../support/aep-validator.js';
 import { inProcessDaemon } from '../support/in-process-daemon.js';
+import { CLI } from '../support/paths.js';
 import { runShim, startDaemonProcess, tempDir, waitFor, type DaemonProcess } from '../support/processes.js';
 import { scriptedSession, SENTINEL, type Envelope } from '../support/scripted-session.js';
 import { readLogs, streamViolations, type Ev } from '../support/stream-invariants.js';
@@ -150,6 +153,11 @@ class Session {
       total += got.length;
     }
     expect(streamViolations(logs.get(`${safeFileName(this.script.session)}.jsonl`)!, { requireCauses: true })).toEqual([]);
+    // every event, spooled ones with their `hermesspool` extension attribute included, is a valid AEP event
+    const validate = aepValidator();
+    const all = [...logs.values()].flat();
+    expect(all.flatMap((e) => validate(e))).toEqual([]);
+    expect(all.some((e) => typeof e.hermesspool === 'string')).toBe(true);
     expect(spoolFiles(this.dirs.stateDir)).toEqual([]);
     return { events: total };
   }
@@ -317,11 +325,31 @@ describe.each([
       writeFileSync(path.join(dir, `${key}.hook`), `${JSON.stringify({ spool: 1, arrival: new Date(T + i).toISOString(), arrival_ms: T + i, bytes: Buffer.byteLength(body) })}\n${body}`, { mode: 0o600 });
       arrival.set(`call_${i}`, T + i);
     }
-    const a = await s.start();
-    // mid-drain: some ingested, most still spooled
-    await waitFor('drain under way', async () => ((await a.health()).spool.ingested >= 300 ? true : undefined), 60_000, 5);
-    if (how === 'stop') expect(await a.stop()).toBe(0);
-    else await a.kill();
+    // the first process is caught mid-drain: before it is ready (its listening line waits for the drain),
+    // through its /healthz on the port it already holds
+    s.port = await freePort();
+    const a = spawn(process.execPath, [CLI, 'daemon'], {
+      env: { ...process.env, AEP_HOST: '127.0.0.1', AEP_PORT: String(s.port), AEP_LOG_DIR: s.dirs.logDir, AEP_STATE_DIR: s.dirs.stateDir, OTEL_TRACES_EXPORTER: 'none' },
+      stdio: 'ignore',
+    });
+    const exited = new Promise<number | null>((r) => a.once('exit', (code) => r(code)));
+    try {
+      await waitFor(
+        'drain under way',
+        async () => {
+          const h = await fetch(`http://127.0.0.1:${s.port}/healthz`)
+            .then((r) => r.json() as Promise<Record<string, any>>)
+            .catch(() => undefined);
+          return h && h.spool.ingested >= 300 ? true : undefined;
+        },
+        60_000,
+        5,
+      );
+    } finally {
+      a.kill(how === 'stop' ? 'SIGTERM' : 'SIGKILL');
+    }
+    const code = await exited;
+    if (how === 'stop') expect(code).toBe(0);
     const left = spoolFiles(s.dirs.stateDir).length;
     expect(left).toBeGreaterThan(0);
     const t0 = performance.now();
@@ -349,5 +377,31 @@ describe.each([
       `[daemon-down, ${label} mid-drain] ${N} spooled; ${N - left} deleted by the first process, ${left} left; the next process found ${h.spool.duplicates} already in the log ` +
         `(written, not yet deleted) and ingested ${h.spool.ingested} in ${drainMs.toFixed(0)} ms from spawn (${((h.spool.ingested / drainMs) * 1000).toFixed(0)} hooks/s incl. start)`,
     );
+  });
+});
+
+describe('a crash between writing a spooled hook and deleting its file', () => {
+  it('the next start finds the file key in the log it replays and deletes the file instead of ingesting it again', async () => {
+    const s = new Session('20261201_crash_window');
+    sessions.push(s);
+    s.port = await freePort();
+    // the daemon is down: two hooks are spooled
+    await s.fire(2);
+    const dir = path.join(s.dirs.stateDir, 'spool');
+    const kept = new Map(spoolFiles(s.dirs.stateDir).map((f) => [f, readFileSync(path.join(dir, f))]));
+    expect(kept.size).toBe(2);
+    const a = await s.start();
+    await s.settle(a);
+    await a.kill();
+    // as if the process had died after the log write and before the deletes: the files are back
+    for (const [f, bytes] of kept) writeFileSync(path.join(dir, f), bytes, { mode: 0o600 });
+    const b = await s.start();
+    const h = await s.settle(b);
+    expect(h.spool).toMatchObject({ ingested: 0, duplicates: 2, pending: 0 });
+    await b.stop();
+    const events = readLogs(s.dirs.logDir).get(`${safeFileName(s.script.session)}.jsonl`)!;
+    expect(events.map((e) => e.type)).toEqual(['session.started', 'run.started']);
+    expect(events.map((e) => `${e.hermesspool}.hook`).sort()).toEqual([...kept.keys()].sort());
+    expect(spoolFiles(s.dirs.stateDir)).toEqual([]);
   });
 });

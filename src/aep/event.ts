@@ -24,6 +24,8 @@ export interface AepEvent {
   readonly hermesmodel?: string;
   readonly hermesplatform?: string;
   readonly hermesprovider?: string;
+  /** extension attribute: the event came from the shim's spool (the daemon was down when the hook fired); the spool file's key */
+  readonly hermesspool?: string;
   readonly data: Record<string, unknown>;
 }
 

@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { CapturePolicy } from '../capture/policy.js';
 import type { IdentityStage } from '../identity/identity-stage.js';
 import { EventBus } from '../sinks/event-bus.js';
@@ -9,6 +9,7 @@ import type { Logger } from './log.js';
 import { HookPipeline } from './pipeline.js';
 import { buildServer } from './server.js';
 import type { RequestGuard } from '../transport/request-guard.js';
+import { SpoolIngest } from './spool-ingest.js';
 
 export interface HookAppOptions {
   readonly policy: CapturePolicy;
@@ -26,6 +27,12 @@ export interface HookAppOptions {
   readonly recorder?: EnvelopeRecorder;
   /** facts the caller adds to /healthz (version, epoch, …) */
   readonly health?: () => Record<string, unknown>;
+  /**
+   * The shim's spool (`{stateDir}/spool`), ingested before live hooks are
+   * served. `seen`: spool keys whose events the replayed log already holds
+   * (a previous process died between writing them and deleting the file).
+   */
+  readonly spool?: { readonly dir: string; readonly seen?: Set<string> };
 }
 
 export interface HookApp {
@@ -33,6 +40,8 @@ export interface HookApp {
   readonly bus: EventBus;
   readonly pipeline: HookPipeline;
   readonly drift: DriftWatch;
+  /** present when `spool` was given: `start()` it once listening, `close()` it first on the way down */
+  readonly spool?: SpoolIngest;
 }
 
 /**
@@ -46,6 +55,23 @@ export function createHookApp(o: HookAppOptions): HookApp {
   const drift = new DriftWatch(o.log);
   const pipeline = new HookPipeline(o.policy, o.identity, bus, drift, undefined, o.log);
   const recorder = o.recorder;
+  const spoolOpts = o.spool;
+  const spool = spoolOpts
+    ? new SpoolIngest({
+        dir: spoolOpts.dir,
+        maxBodyBytes: o.maxBodyBytes,
+        log: o.log,
+        ...(spoolOpts.seen ? { seen: spoolOpts.seen } : {}),
+        // Deleted once its events reached the OS; a refused hook (not processed) is kept for a later pass.
+        // A retained one waits until the log takes it (or gives it up, counted): never ingested twice.
+        ingest: async (raw, env, spooled) => {
+          recorder?.record(raw, env.session_id);
+          const outcome = await pipeline.handle(env, spooled);
+          if (outcome.status === 'refused') throw new Error(`log refused the hook: ${outcome.reason}`);
+          if (outcome.status === 'retained') await outcome.written;
+        },
+      })
+    : undefined;
   const app = buildServer({
     pipeline,
     ...(recorder ? { recorder } : {}),
@@ -67,7 +93,23 @@ export function createHookApp(o: HookAppOptions): HookApp {
       drift: drift.stats(),
       sinks: bus.stats(),
       ...(recorder ? { recorder: { recorded: recorder.recorded, dropped: recorder.dropped } } : {}),
+      ...(spool ? { spool: spool.stats() } : {}),
     }),
   });
-  return { app, bus, pipeline, drift };
+  if (spool) {
+    const isHook = (req: FastifyRequest) => req.method === 'POST' && req.routeOptions.url === '/hook';
+    // While the spool drains at start (and once closing), hooks are refused before their body is read:
+    // the shim spools them behind the others, so arrival order holds.
+    app.addHook('onRequest', (req, reply, done) => {
+      if (!spool.draining || !isHook(req)) return done();
+      void reply.code(503).header('retry-after', '1').send({ error: 'spool_draining', message: 'the daemon is ingesting its spool; the shim spools this hook' });
+    });
+    // Live: anything spooled since is ingested before this hook (callback style: no promise when nothing waits).
+    app.addHook('preHandler', (req, _reply, done) => {
+      const wait = isHook(req) ? spool.beforeLive() : undefined;
+      if (!wait) return done();
+      wait.then(() => done(), done);
+    });
+  }
+  return { app, bus, pipeline, drift, ...(spool ? { spool } : {}) };
 }

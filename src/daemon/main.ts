@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { monotonicFactory } from 'ulid';
 import { ConfigError, loadConfig, type DaemonConfig } from '../config/config.js';
 import { bumpEpoch } from '../identity/epoch-store.js';
@@ -86,9 +87,12 @@ export async function startDaemon(config: DaemonConfig, log: Logger, env: NodeJS
   const mirror = exporter ? new OtelMirror({ config: otel, exporter, sampler: samplerFromEnv(env), version: VERSION, log }) : undefined;
   // Rebuild what a previous process held in memory from the durable stream,
   // before the first hook is accepted: pairing state and open spans.
+  // spool files whose events are already in the log: a previous process died between writing and deleting them
+  const spooledSeen = new Set<string>();
   const replay = await replayRecentLogs(config.logDir, config.replayWindowMs, Date.now(), (ev) => {
     identity.restore(ev);
     mirror?.restore(ev);
+    if (typeof ev.hermesspool === 'string') spooledSeen.add(ev.hermesspool);
   });
   if (replay.events > 0) log.info('state rebuilt from the log', { files: replay.files, events: replay.events, skipped: replay.skippedLines });
   if (mirror) {
@@ -102,7 +106,7 @@ export async function startDaemon(config: DaemonConfig, log: Logger, env: NodeJS
   await logSink.start();
   const started = Date.now();
   let tcpUrl: string | undefined;
-  const { app, bus } = createHookApp({
+  const { app, bus, spool } = createHookApp({
     policy: config.policy,
     identity,
     // the mirror first: it stamps traceparent before the log serializes
@@ -120,6 +124,7 @@ export async function startDaemon(config: DaemonConfig, log: Logger, env: NodeJS
       capture: { ceiling: config.policy.ceiling, ...config.policy.categories },
       transport: { socket: config.socket ?? null, tcp: tcpUrl ?? null, ...transport.guard.stats() },
     }),
+    spool: { dir: path.join(config.stateDir, 'spool'), seen: spooledSeen },
   });
   // fastify's own server stays unbound: the listeners feed its router, tagging each request's transport
   await app.ready();
@@ -133,7 +138,11 @@ export async function startDaemon(config: DaemonConfig, log: Logger, env: NodeJS
   });
   const { url, socket } = listening;
   tcpUrl = url;
-  log.info('hermes-aep daemon listening', { ...(socket ? { socket } : {}), ...(url ? { url } : {}), epoch, capture: config.policy.ceiling });
+  // Hooks are answered 503 (and spooled by the shim) until the spool is drained; only then is the daemon
+  // ready for them, and says so. Not awaited: a SIGTERM during a long drain still stops it cleanly.
+  const ready = () => log.info('hermes-aep daemon listening', { ...(socket ? { socket } : {}), ...(url ? { url } : {}), epoch, capture: config.policy.ceiling });
+  if (spool) void spool.start().then(() => !spool.draining && ready());
+  else ready();
   let closing: Promise<void> | undefined;
   return {
     shutdownBudgetMs: (exporter ? otel.shutdownTimeoutMs : 0) + LISTEN_GRACE_MS + LOG_FLUSH_MS + SHUTDOWN_MARGIN_MS,
@@ -143,8 +152,14 @@ export async function startDaemon(config: DaemonConfig, log: Logger, env: NodeJS
     bus,
     close: () =>
       (closing ??= (async () => {
-        await listening.close(LISTEN_GRACE_MS);
-        await app.close();
+        // the spool first: stop after the file in hand, so closing never waits on a drain
+        await Promise.all([
+          spool?.close(),
+          (async () => {
+            await listening.close(LISTEN_GRACE_MS);
+            await app.close();
+          })(),
+        ]);
         await recorder?.flush();
         await bus.shutdown();
         await ended.flush();

@@ -51,7 +51,12 @@ export class HookPipeline {
     private readonly log?: Logger,
   ) {}
 
-  handle(env: HookEnvelope): Promise<HookOutcome> {
+  /**
+   * `spooled`: the hook came from the shim's spool. Its events are timed at
+   * its arrival, and carry its spool key (`hermesspool`) so a restart can tell
+   * a file whose events were written but which was not yet deleted.
+   */
+  handle(env: HookEnvelope, spooled?: { readonly arrival: Date; readonly key: string }): Promise<HookOutcome> {
     this.hooks++;
     const refusal = this.bus.refusal();
     if (refusal) {
@@ -61,7 +66,8 @@ export class HookPipeline {
     this.drift.check(env);
     let events: AepEvent[];
     try {
-      events = this.identity.process(env, mapHook(env, this.policy), this.clock());
+      events = this.identity.process(env, mapHook(env, this.policy), spooled?.arrival ?? this.clock());
+      if (spooled) events = events.map((e) => ({ ...e, hermesspool: spooled.key }));
     } catch (err) {
       this.failed++;
       this.log?.error('hook could not be mapped; answered and counted', { error: (err as Error).name });

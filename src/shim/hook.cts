@@ -1,11 +1,13 @@
 // The hook shim: Hermes runs it once per hook firing. It must start fast and
 // can never fail the agent, so it imports only node:http and node:fs (node:os
 // only when HOME is unset) and answers `{}` on every failure path. stdout
-// carries exactly one JSON object; nothing else. CommonJS on purpose: run directly (`node hook.cjs`, what
+// carries exactly one JSON object; nothing else. A hook the daemon provably
+// did not take (down, starting, closing) is written to the spool for the
+// daemon to ingest when it is back. CommonJS on purpose: run directly (`node hook.cjs`, what
 // `install` registers) it skips the ESM loader, a measurable part of a Node
 // start on every hook firing; `hermes-aep hook` loads the same file.
 import { request, type IncomingMessage, type RequestOptions } from 'node:http';
-import { readFileSync } from 'node:fs';
+import { appendFileSync, closeSync, mkdirSync, openSync, readFileSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs';
 
 const EMPTY = '{}';
 const DEFAULT_TIMEOUT_MS = 5_000;
@@ -48,6 +50,11 @@ function defaultStateDir(): string {
   return `${home}/.aep/state/hermes-aep`;
 }
 
+/** The state dir: argv `--state-dir`, then AEP_STATE_DIR, then the default (empty values read as unset, as the daemon reads them). */
+export function shimStateDir(argv: readonly string[], env: NodeJS.ProcessEnv): string {
+  return parseArgs(argv).stateDir || env.AEP_STATE_DIR || defaultStateDir();
+}
+
 /** A /hook URL over plain http, with the token read from its file (absent or malformed → sent without). */
 function urlTarget(raw: string, tokenFile: string): Target | undefined {
   let url: URL;
@@ -77,8 +84,7 @@ function urlTarget(raw: string, tokenFile: string): Target | undefined {
  */
 export function resolveTarget(argv: readonly string[], env: NodeJS.ProcessEnv): Target | undefined {
   const args = parseArgs(argv);
-  // empty values read as unset, as the daemon reads them
-  const stateDir = args.stateDir || env.AEP_STATE_DIR || defaultStateDir();
+  const stateDir = shimStateDir(argv, env);
   const tokenFile = args.stateDir ? `${args.stateDir}/${TOKEN_FILE}` : env.AEP_TOKEN_FILE || `${stateDir}/${TOKEN_FILE}`;
   if (args.last === 'socket') return { socket: args.socket! };
   if (args.last === 'url') return urlTarget(args.url!, tokenFile);
@@ -141,13 +147,27 @@ function validReply(text: string): string {
  * its body when that is one JSON object, else `{}`); `refused`: it answered
  * another status (4xx: it will never take this body; 5xx: it could not now);
  * `unreachable`: no connection, or it broke before an answer; `timeout`: no
- * answer within the deadline (the daemon may still have the hook).
+ * answer within the deadline (the daemon may still have the hook). `sent`:
+ * the whole request had been handed to the OS.
  */
 export type Outcome =
   | { readonly kind: 'delivered'; readonly reply: string }
   | { readonly kind: 'refused'; readonly status: number }
-  | { readonly kind: 'unreachable' }
-  | { readonly kind: 'timeout' };
+  | { readonly kind: 'unreachable'; readonly sent: boolean }
+  | { readonly kind: 'timeout'; readonly sent: boolean };
+
+/**
+ * The daemon provably did not take the hook, so the spool may: it answered
+ * 5xx (not processed: starting, draining its spool, closing, its log
+ * failing), or the request never fully reached the OS. A 4xx refuses the hook
+ * itself; a timeout or reset AFTER the whole request was handed over is
+ * ambiguous (it may have been processed): neither is spooled, so a hook is
+ * never recorded twice.
+ */
+export function shouldSpool(o: Outcome): boolean {
+  if (o.kind === 'refused') return o.status >= 500;
+  return o.kind !== 'delivered' && !o.sent;
+}
 
 const MAX_REPLY_BYTES = 1_048_576;
 
@@ -155,6 +175,7 @@ const MAX_REPLY_BYTES = 1_048_576;
 export function deliver(body: Buffer, target: Target, ms: number): Promise<Outcome> {
   return new Promise((resolve) => {
     let settled = false;
+    let sent = false;
     let timer: NodeJS.Timeout | undefined;
     const done = (o: Outcome) => {
       if (settled) return;
@@ -173,6 +194,11 @@ export function deliver(body: Buffer, target: Target, ms: number): Promise<Outco
       options = { headers };
     }
     const onResponse = (res: IncomingMessage) => {
+      if ((res.statusCode ?? 0) >= 500) {
+        // not processed: stop sending (a 503 can come before the body is read)
+        req.destroy();
+        return done({ kind: 'refused', status: res.statusCode ?? 500 });
+      }
       const chunks: Buffer[] = [];
       let size = 0;
       res.on('data', (c: Buffer) => {
@@ -185,17 +211,100 @@ export function deliver(body: Buffer, target: Target, ms: number): Promise<Outco
       res.on('end', () =>
         done(res.statusCode === 200 ? { kind: 'delivered', reply: validReply(Buffer.concat(chunks).toString('utf8')) } : { kind: 'refused', status: res.statusCode ?? 0 }),
       );
-      res.on('error', () => done({ kind: 'unreachable' }));
+      res.on('error', () => done({ kind: 'unreachable', sent }));
     };
     const opts: RequestOptions = { ...options, method: 'POST', agent: false };
     const req = url ? request(url, opts, onResponse) : request(opts, onResponse);
-    req.on('error', () => done({ kind: 'unreachable' }));
+    req.on('finish', () => (sent = true));
+    req.on('error', () => done({ kind: 'unreachable', sent }));
     timer = setTimeout(() => {
       req.destroy();
-      done({ kind: 'timeout' });
+      done({ kind: 'timeout', sent });
     }, ms);
     req.end(body);
   });
+}
+
+const DEFAULT_SPOOL_MAX_BYTES = 256 * 1024 * 1024;
+const DEFAULT_SPOOL_MAX_FILES = 100_000;
+
+function limit(v: string | undefined, dflt: number): number {
+  const n = v === undefined || v === '' ? NaN : Number(v);
+  return Number.isInteger(n) && n >= 0 ? n : dflt;
+}
+
+const sizeOf = (file: string): number => statSync(file, { throwIfNoEntry: false })?.size ?? 0;
+
+function writeAll(fd: number, buf: Buffer): void {
+  for (let off = 0; off < buf.length; ) off += writeSync(fd, buf, off, buf.length - off);
+}
+
+/**
+ * Spool one hook the daemon could not take: `{stateDir}/spool/<key>.hook`,
+ * key = zero-padded arrival ms, monotonic ns, pid, random (lexical order =
+ * arrival order), written as `.<key>.tmp` and renamed, so the daemon only
+ * ever sees whole files. Content: one JSON header line (arrival, byte count),
+ * then the envelope bytes as Hermes wrote them. The cap is checked in O(1):
+ * the ledgers `in.files`/`in.kib` (appended by shims) and `out.files`/`out.kib`
+ * (appended by the daemon) count by their SIZE; a hook over the cap is dropped
+ * and counted as one byte appended to `dropped`. Never throws.
+ */
+function spoolEnvelope(stateDir: string, body: Buffer, arrivalMs: number, arrivalNs: bigint): void {
+  let dir = '';
+  let tmp = '';
+  let kib = 0;
+  try {
+    dir = `${stateDir}/spool`;
+    const header = Buffer.from(`${JSON.stringify({ spool: 1, arrival: new Date(arrivalMs).toISOString(), arrival_ms: arrivalMs, bytes: body.length })}\n`);
+    kib = Math.ceil((header.length + body.length) / 1024);
+    const files = Math.max(0, sizeOf(`${dir}/in.files`) - sizeOf(`${dir}/out.files`));
+    const used = Math.max(0, sizeOf(`${dir}/in.kib`) - sizeOf(`${dir}/out.kib`));
+    if (files + 1 > limit(process.env.AEP_SPOOL_MAX_FILES, DEFAULT_SPOOL_MAX_FILES) || (used + kib) * 1024 > limit(process.env.AEP_SPOOL_MAX_BYTES, DEFAULT_SPOOL_MAX_BYTES)) {
+      return countDrop(dir);
+    }
+    const key = `${String(arrivalMs).padStart(15, '0')}-${arrivalNs.toString().padStart(20, '0')}-${process.pid}-${Math.random().toString(36).slice(2, 10)}`;
+    tmp = `${dir}/.${key}.tmp`;
+    let fd: number;
+    try {
+      fd = openSync(tmp, 'wx', 0o600);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+      mkdirSync(dir, { recursive: true, mode: 0o700 });
+      fd = openSync(tmp, 'wx', 0o600);
+    }
+    try {
+      writeAll(fd, header);
+      writeAll(fd, body);
+    } finally {
+      closeSync(fd);
+    }
+    renameSync(tmp, `${dir}/${key}.hook`);
+  } catch {
+    // disk full, no permission: the hook is lost; count it if the disk still lets us
+    try {
+      if (tmp) unlinkSync(tmp);
+    } catch {
+      /* nothing more to do */
+    }
+    if (dir) countDrop(dir);
+    return;
+  }
+  try {
+    // after the rename: a crash before these lines only makes the cap a little lenient
+    appendFileSync(`${dir}/in.files`, '.', { mode: 0o600 });
+    appendFileSync(`${dir}/in.kib`, Buffer.alloc(kib, 46), { mode: 0o600 });
+  } catch {
+    /* the hook is spooled; only the ledger missed it */
+  }
+}
+
+function countDrop(dir: string): void {
+  try {
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    appendFileSync(`${dir}/dropped`, '.', { mode: 0o600 });
+  } catch {
+    /* not even the count can be kept */
+  }
 }
 
 let printed = false;
@@ -212,12 +321,19 @@ export async function runHook(argv: readonly string[] = process.argv.slice(2)): 
   // last resort: nothing this process does may fail the hook
   process.on('uncaughtException', () => answer(EMPTY));
   process.on('unhandledRejection', () => answer(EMPTY));
+  const arrivalMs = Date.now();
+  const arrivalNs = process.hrtime.bigint();
   let out = EMPTY;
   try {
     const body = await readStdin();
     const target = resolveTarget(argv, process.env);
     if (body.length > 0 && target) {
       const outcome = await deliver(body, target, timeoutMs());
+      if (shouldSpool(outcome)) {
+        // Hermes is answered first; the file is written after
+        answer(EMPTY);
+        spoolEnvelope(shimStateDir(argv, process.env), body, arrivalMs, arrivalNs);
+      }
       if (outcome.kind === 'delivered' && gateOn()) out = outcome.reply;
     }
   } catch {

@@ -3,7 +3,7 @@
 // baselines as ratios; asserts nothing (correctness lives in the tests).
 import { spawn } from 'node:child_process';
 import { createServer } from 'node:http';
-import { runShim, startDaemonProcess } from '../support/processes.js';
+import { runShim, startDaemonProcess, tempDir } from '../support/processes.js';
 import { scriptedSession } from '../support/scripted-session.js';
 
 const N = Number(process.env.BENCH_N ?? 30);
@@ -31,12 +31,16 @@ async function main(): Promise<void> {
   const bare: number[] = [];
   const shim: number[] = [];
   const refused: number[] = [];
+  const full: number[] = [];
+  const spoolState = tempDir('hermes-aep-bench-state-');
   const viaCli: number[] = [];
   for (let i = 0; i < N; i++) {
     // interleaved so machine noise hits every series alike
     bare.push(await bareNode());
     shim.push((await runShim(envs[i % envs.length]!, daemon.shimEnv)).ms);
-    refused.push((await runShim(envs[0]!, { AEP_HOOK_URL: 'http://127.0.0.1:9/hook' })).ms);
+    // daemon down: the shim spools the hook (into a temp state dir), or drops and counts it when the spool is full
+    refused.push((await runShim(envs[0]!, { AEP_HOOK_URL: 'http://127.0.0.1:9/hook', AEP_STATE_DIR: spoolState })).ms);
+    full.push((await runShim(envs[0]!, { AEP_HOOK_URL: 'http://127.0.0.1:9/hook', AEP_STATE_DIR: spoolState, AEP_SPOOL_MAX_FILES: '0' })).ms);
     viaCli.push((await runShim(envs[i % envs.length]!, daemon.shimEnv, 'cli')).ms);
   }
   // a daemon that accepts and never answers: the shim's timeout is the bound
@@ -68,7 +72,9 @@ async function main(): Promise<void> {
   console.log(`  bare 'node -e ""'            median ${fmt(b.median)}  p90 ${fmt(b.p90)}  (baseline 1.00x)`);
   console.log(`  shim -> live daemon (the installed 'node hook.cjs'): median ${fmt(s.median)}  p90 ${fmt(s.p90)}  ratio ${(s.median / b.median).toFixed(2)}x`);
   console.log(`  'hermes-aep hook' (ESM bin) median ${fmt(c.median)}  p90 ${fmt(c.p90)}  ratio ${(c.median / b.median).toFixed(2)}x`);
-  console.log(`  shim, daemon down (refused)  median ${fmt(f.median)}  p90 ${fmt(f.p90)}  ratio ${(f.median / b.median).toFixed(2)}x  (fail-open cost over bare start: ${fmt(f.median - b.median)})`);
+  const d = stats(full);
+  console.log(`  shim, daemon down (refused) -> spooled  median ${fmt(f.median)}  p90 ${fmt(f.p90)}  ratio ${(f.median / b.median).toFixed(2)}x  (fail-open cost over bare start: ${fmt(f.median - b.median)})`);
+  console.log(`  shim, daemon down, spool full -> dropped and counted  median ${fmt(d.median)}  p90 ${fmt(d.p90)}  ratio ${(d.median / b.median).toFixed(2)}x`);
   console.log(`  shim, daemon hung, 300 ms timeout: ${fmt(hung)} (bound = start + AEP_SHIM_TIMEOUT_MS)`);
   console.log(`daemon per-hook (sequential keep-alive POST /hook, M=${M}): ${(perHook * 1000).toFixed(0)} us; GET /healthz baseline ${(perHealth * 1000).toFixed(0)} us; ratio ${(perHook / perHealth).toFixed(2)}x`);
 }

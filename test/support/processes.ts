@@ -139,16 +139,20 @@ export interface ShimResult {
   readonly ms: number;
 }
 
+let shimStateDir: string | undefined;
+
 /**
  * Run the real shim exactly as Hermes does with the installed command
  * (`node <dist>/src/shim/hook.cjs`): argv, stdin JSON, read stdout.
  * `via: 'cli'` runs the same shim as `hermes-aep hook` instead.
  */
-export function runShim(input: string | Buffer, env: Record<string, string>, via: 'shim' | 'cli' = 'shim', args: string[] = []): Promise<ShimResult> {
+export function runShim(input: string | Buffer, env: Record<string, string>, via: 'shim' | 'cli' = 'shim', args: readonly string[] = []): Promise<ShimResult> {
   return new Promise((resolve, reject) => {
     const t0 = performance.now();
     const argv = [...(via === 'shim' ? [SHIM] : [CLI, 'hook']), ...args];
-    const child = spawn(process.execPath, argv, { env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
+    // a hook the shim cannot deliver is spooled under its state dir: a temp one unless the test names it
+    shimStateDir ??= tempDir('hermes-aep-shim-state-');
+    const child = spawn(process.execPath, argv, { env: { ...process.env, AEP_STATE_DIR: shimStateDir, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
     let out = '';
     let err = '';
     child.stdout.on('data', (c: Buffer) => (out += c.toString('utf8')));

@@ -13,7 +13,7 @@
  * there, at any capture configuration. Ordinary commands must come through
  * byte for byte where content is captured.
  */
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ORDINARY_COMMANDS, plantedSecrets, type PlantedSecret } from '../support/secret-corpus.js';
@@ -160,9 +160,12 @@ const CONFIGS: readonly Config[] = [
 ];
 
 let daemon: DaemonProcess | undefined;
+let base: string | undefined;
 afterEach(async () => {
   await daemon?.kill();
   daemon = undefined;
+  if (base !== undefined) rmSync(base, { recursive: true, force: true });
+  base = undefined;
 });
 
 describe('planted secrets never reach the history, the spans or stderr', () => {
@@ -174,8 +177,9 @@ describe('planted secrets never reach the history, the spans or stderr', () => {
 
   for (const config of CONFIGS) {
     it(config.name, async () => {
-      const base = tempDir('hermes-aep-secrets-');
-      const spansFile = path.join(base, 'otel', 'spans.jsonl');
+      const dir = tempDir('hermes-aep-secrets-');
+      base = dir;
+      const spansFile = path.join(dir, 'otel', 'spans.jsonl');
       daemon = await startDaemonProcess(
         {
           ...config.env,
@@ -185,7 +189,7 @@ describe('planted secrets never reach the history, the spans or stderr', () => {
           OTEL_BSP_SCHEDULE_DELAY: '50',
           AEP_DEBUG: 'true',
         },
-        { logDir: path.join(base, 'log'), stateDir: path.join(base, 'state') },
+        { logDir: path.join(dir, 'log'), stateDir: path.join(dir, 'state') },
       );
       const shimEnv = { AEP_HOOK_URL: daemon.hookUrl, AEP_STATE_DIR: daemon.stateDir };
       for (const envelope of plantedSession()) {
@@ -207,7 +211,7 @@ describe('planted secrets never reach the history, the spans or stderr', () => {
         ...[...new Set(written)].map((f): [string, string] => [f, readFileSync(f, 'utf8')]),
         ['stderr', daemon.stderr()],
       ];
-      const leaks = sources.flatMap(([where, text]) => leaked(text, windows).map((p) => `${p} in ${path.relative(base, where) || where}`));
+      const leaks = sources.flatMap(([where, text]) => leaked(text, windows).map((p) => `${p} in ${path.relative(dir, where) || where}`));
       expect(leaks, 'planted secrets written out').toEqual([]);
 
       // Positive evidence: content really travelled the path, so "nothing leaked" is not "nothing arrived".

@@ -29,6 +29,10 @@ describe('installer (pure edits)', () => {
     expect(isOurCommand(cmd)).toBe(true);
     expect(isOurCommand('/usr/bin/node /opt/x/dist/src/cli.js hook')).toBe(true);
     expect(isOurCommand('/usr/local/bin/my-guard')).toBe(false);
+    expect(isOurCommand('/usr/bin/node /home/u/.aep/state/hermes-aep/shim/0.1.0/hook.cjs')).toBe(true);
+    expect(isOurCommand("/usr/bin/node '/s d/shim/0.2.0-rc.1/hook.cjs' --socket /s/h.sock --state-dir '/s d'")).toBe(true);
+    expect(isOurCommand('/usr/bin/node /s/shim/0.1.0/hook.cjs --evil x')).toBe(false);
+    expect(isOurCommand('/usr/bin/node /opt/other/hook.cjs')).toBe(false);
   });
 
   it('adds the twelve events, keeps the user hook, keys and comments; a second run changes nothing', () => {
@@ -46,7 +50,7 @@ describe('installer (pure edits)', () => {
   });
 
   it('refuses a config it cannot edit safely, with a reason', () => {
-    expect(() => addHooks('hooks: [1, 2]\n', { command: cmd, timeout: 10 })).toThrow(/hooks must be a mapping/);
+    expect(() => addHooks('hooks: [1, 2]\n', { command: cmd, timeout: 10 })).toThrow(/hooks: must be a mapping/);
     expect(() => addHooks('a: [\n', { command: cmd, timeout: 10 })).toThrow(/not valid YAML/);
   });
 
@@ -128,10 +132,42 @@ dup: 2
     expect(removeHooks(once.text).text).toBe(TRICKY.replace('hooks:\n  # my guard\n', 'hooks:\n  # my guard\n'));
   });
 
+  it('a block scalar that ends the file without a newline keeps its value (PyYAML): the block goes in before it, or install refuses', () => {
+    const t = 'a: 1\nprompt: |\n  first\n  second';
+    const once = addHooks(t, { command: cmd, timeout: 10 });
+    expect(once.text.endsWith('\nprompt: |\n  first\n  second')).toBe(true);
+    expect(parse(once.text).prompt).toBe(parse(t).prompt);
+    expect(removeHooks(once.text).text).toBe(t);
+    const inHooks = 'hooks:\n  on_session_end:\n    - command: /bin/x\n      note: |\n        text';
+    expect(() => addHooks(inHooks, { command: cmd, timeout: 10 })).toThrow(/block scalar .* without a final newline/);
+  });
+
   it('a file without a hooks block gets one appended; uninstall takes it away again exactly', () => {
     const plain = 'model:\n  provider: custom\n';
     const once = addHooks(plain, { command: cmd, timeout: 10 });
     expect(once.text.startsWith(plain)).toBe(true);
     expect(removeHooks(once.text).text).toBe(plain);
+  });
+});
+
+describe('an install by an earlier version (entries without marks)', () => {
+  const OLD = 'model:\n  provider: custom\nhooks:\n  pre_tool_call:\n    - command: /usr/local/bin/my-guard\n      matcher: terminal\n    - command: /usr/bin/node /srv/hermes-aep/dist/src/shim/hook.cjs\n      timeout: 10\n  post_tool_call:\n    - command: /usr/bin/node /srv/hermes-aep/dist/src/cli.js hook\n      timeout: 10\n';
+  const cmd = shimCommand('/usr/bin/node', '/home/u/.aep/state/hermes-aep/shim/0.1.0/hook.cjs');
+
+  it('install replaces the old entries with marked ones; uninstall then leaves only the user\'s hooks', () => {
+    const once = addHooks(OLD, { command: cmd, timeout: 10 });
+    expect(once.changes.filter((c) => c.includes('refresh'))).toHaveLength(2);
+    const cfg = parse(once.text);
+    expect(cfg.hooks.pre_tool_call).toEqual([{ command: '/usr/local/bin/my-guard', matcher: 'terminal' }, { command: cmd, timeout: 10 }]);
+    expect(cfg.hooks.post_tool_call).toEqual([{ command: cmd, timeout: 10 }]);
+    expect(once.text).not.toContain('/srv/hermes-aep');
+    expect(addHooks(once.text, { command: cmd, timeout: 10 }).changed).toBe(false);
+    expect(removeHooks(once.text).text).toBe('model:\n  provider: custom\nhooks:\n  pre_tool_call:\n    - command: /usr/local/bin/my-guard\n      matcher: terminal\n');
+  });
+
+  it('uninstall alone removes the old entries, and the keys and block they alone filled', () => {
+    expect(removeHooks(OLD).text).toBe('model:\n  provider: custom\nhooks:\n  pre_tool_call:\n    - command: /usr/local/bin/my-guard\n      matcher: terminal\n');
+    const onlyOurs = 'a: 1\nhooks:\n  on_session_end:\n    - command: /usr/bin/node /x/dist/src/shim/hook.cjs\n      timeout: 10\nb: 2\n';
+    expect(removeHooks(onlyOurs).text).toBe('a: 1\nb: 2\n');
   });
 });

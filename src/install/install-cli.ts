@@ -1,4 +1,4 @@
-import { mkdir, readFile, realpath, rename, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, realpath, rename, stat, unlink, writeFile } from 'node:fs/promises';
 import { stringify } from 'yaml';
 import { REGISTERED_HOOKS } from '../hermes/envelope.js';
 import os from 'node:os';
@@ -15,7 +15,7 @@ function hermesHome(): string {
   return path.join(os.homedir(), '.hermes');
 }
 
-async function readOr(file: string, fallback: string): Promise<string> {
+async function readOr<T extends string | undefined>(file: string, fallback: T): Promise<string | T> {
   try {
     return await readFile(file, 'utf8');
   } catch (err) {
@@ -77,7 +77,7 @@ export async function runInstall(cmd: 'install' | 'uninstall', args: readonly st
   const shimPath = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', 'shim', 'hook.cjs');
   const command = shimCommand(process.execPath, shimPath);
   const configText = await readOr(configFile, '');
-  const allowText = await readOr(allowFile, '');
+  const allowText = await readOr(allowFile, undefined);
 
   const cfg = cmd === 'install' ? addHooks(configText, { command, timeout }) : removeHooks(configText);
   let mtime: string | null = null;
@@ -101,5 +101,6 @@ export async function runInstall(cmd: 'install' | 'uninstall', args: readonly st
     return;
   }
   if (cfg.changed) await atomicWrite(await realTarget(configFile), cfg.text);
-  if (allow.changed) await atomicWrite(await realTarget(allowFile), allow.text);
+  if (allow.deleteFile) await unlink(allowFile);
+  else if (allow.changed) await atomicWrite(await realTarget(allowFile), allow.text);
 }

@@ -7,7 +7,7 @@ import { parse } from 'yaml';
 import { addHooks, removeHooks, shimCommand, isOurCommand } from '../../../src/install/hermes-config.js';
 import { addApprovals, removeApprovals } from '../../../src/install/allowlist.js';
 import { REGISTERED_HOOKS } from '../../../src/hermes/envelope.js';
-import { CLI, SHIM } from '../../support/paths.js';
+import { CLI, readJson } from '../../support/paths.js';
 import { tempDir } from '../../support/processes.js';
 
 const run = promisify(execFile);
@@ -70,25 +70,27 @@ describe('installer (pure edits)', () => {
 describe('hermes-aep install / uninstall (the real CLI on a temp HERMES_HOME)', () => {
   it('--dry-run writes nothing; install writes config + allowlist; uninstall restores', async () => {
     const home = tempDir();
+    const state = tempDir();
     mkdirSync(home, { recursive: true });
     const cfgFile = path.join(home, 'config.yaml');
     writeFileSync(cfgFile, USER_CONFIG);
-    const env = { ...process.env, HERMES_HOME: home };
+    const env = { ...process.env, HERMES_HOME: home, AEP_STATE_DIR: state };
+    const registered = shimCommand(process.execPath, path.join(state, 'shim', readJson<{ version: string }>('package.json').version, 'hook.cjs'), ['--state-dir', state]);
     writeFileSync(cfgFile, `${USER_CONFIG}custom_providers:\n  - api_key: sk-SECRET-do-not-print\n`);
     const dry = await run(process.execPath, [CLI, 'install', '--dry-run'], { env });
     expect(dry.stdout).toContain('hooks.on_session_finalize: add');
-    expect(dry.stdout).toContain(shimCommand(process.execPath, SHIM));
+    expect(dry.stdout).toContain(registered);
     expect(dry.stdout).not.toContain('sk-SECRET');
     writeFileSync(cfgFile, USER_CONFIG);
     expect(readFileSync(cfgFile, 'utf8')).toBe(USER_CONFIG);
     expect(existsSync(path.join(home, 'shell-hooks-allowlist.json'))).toBe(false);
     await run(process.execPath, [CLI, 'install', '--timeout', '20'], { env });
     const cfg = parse(readFileSync(cfgFile, 'utf8'));
-    expect(cfg.hooks.on_session_end).toEqual([{ command: shimCommand(process.execPath, SHIM), timeout: 20 }]);
+    expect(cfg.hooks.on_session_end).toEqual([{ command: registered, timeout: 20 }]);
     const allow = JSON.parse(readFileSync(path.join(home, 'shell-hooks-allowlist.json'), 'utf8'));
     expect(allow.approvals.map((a: { event: string }) => a.event).sort()).toEqual([...REGISTERED_HOOKS].sort());
     await run(process.execPath, [CLI, 'uninstall'], { env });
-    expect(parse(readFileSync(cfgFile, 'utf8'))).toEqual(parse(USER_CONFIG));
+    expect(readFileSync(cfgFile, 'utf8')).toBe(USER_CONFIG);
     // install created the allowlist, so uninstall deletes it again
     expect(existsSync(path.join(home, 'shell-hooks-allowlist.json'))).toBe(false);
     await expect(run(process.execPath, [CLI, 'install', '--timeout', '999'], { env })).rejects.toThrow(/between 6 and 300/);
@@ -100,7 +102,7 @@ describe('hermes-aep install / uninstall (the real CLI on a temp HERMES_HOME)', 
     const real = path.join(tempDir(), 'dotfiles-config.yaml');
     writeFileSync(real, USER_CONFIG);
     symlinkSync(real, path.join(home, 'config.yaml'));
-    await run(process.execPath, [CLI, 'install'], { env: { ...process.env, HERMES_HOME: home } });
+    await run(process.execPath, [CLI, 'install'], { env: { ...process.env, HERMES_HOME: home, AEP_STATE_DIR: tempDir() } });
     expect(lstatSync(path.join(home, 'config.yaml')).isSymbolicLink()).toBe(true);
     expect(parse(readFileSync(real, 'utf8')).hooks.pre_tool_call).toHaveLength(2);
   });

@@ -170,15 +170,17 @@ export function removeHooks(text: string): ConfigEdit {
     while (from > 0 && (l.text[from - 1] === ' ' || l.text[from - 1] === '\t')) from--;
     deletes.push([from, at + MARK.length]);
   }
-  // replaced lines come back, unless the key that replaced them stays (it still holds someone's hooks)
+  // replaced lines come back when the marked key that replaced them goes; while it stays (it still
+  // holds someone's hooks), or once it has lost its mark, they stay comments
+  let restored = 0;
   for (const line of m.was) {
     let owner = line + 1;
     while (m.was.has(owner)) owner++;
-    if (keptKeyLines.has(owner)) continue;
+    if (!m.marked.has(owner) || !removeLines.has(owner)) continue;
     deletes.push([l.starts[line]!, l.starts[line]! + WAS_PREFIX.length]);
-    removeLines.delete(line);
+    restored++;
   }
-  if (m.was.size > 0) changes.push('restore the lines install replaced');
+  if (restored > 0) changes.push('restore the lines install replaced');
   deletes.push(...lineSpans(l, removeLines));
 
   if (deletes.length === 0) return { text, changed: false, changes: [] };

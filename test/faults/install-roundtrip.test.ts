@@ -280,6 +280,15 @@ describe('install → uninstall round trip on config.yaml (property)', () => {
     expect(load(back).extra).toBe(true);
     expect(back).not.toMatch(/hook\.cjs/);
   });
+
+  it('a replaced line whose key the user kept stays a comment, now and through later install/uninstall cycles', () => {
+    const original = 'hooks: {}\nother: 1\n';
+    const once = addHooks(original, ENTRY).text;
+    const edited = once.replace(/(  on_session_end:.*\r?\n(?:    .*\r?\n)*)/, '$1    - command: /usr/local/bin/mine\n');
+    const back = removeHooks(edited).text;
+    expect(back.startsWith('# replaced by hermes-aep: hooks: {}\nhooks:\n  on_session_end:\n    - command: /usr/local/bin/mine\n')).toBe(true);
+    expect(removeHooks(addHooks(back, ENTRY).text).text).toBe(back);
+  });
 });
 
 function pyyaml(): boolean {

@@ -223,6 +223,29 @@ function expectSameExceptOurs(a: Record<string, any>, b: Record<string, any>, en
   }
 }
 
+/** Insert `- command: /usr/local/bin/late` after our block entry for `event` (undefined when ours is not a block item). */
+function addUserHookAfterOurs(text: string, event: string): string | undefined {
+  const eol = text.includes('\r\n') ? '\r\n' : '\n';
+  const lines = text.split(eol);
+  const indent = (l: string) => /^ */.exec(l)![0].length;
+  let key = -1;
+  lines.forEach((l, i) => {
+    if (new RegExp(`^\\s+${event}:`).test(l)) key = i;
+  });
+  if (key === -1) return undefined;
+  const col = indent(lines[key]!);
+  for (let i = key + 1; i < lines.length; i++) {
+    const l = lines[i]!;
+    const inside = l.trim() === '' || l.trimStart().startsWith('#') || indent(l) > col || (indent(l) === col && l.trimStart().startsWith('- '));
+    if (!inside) return undefined;
+    if (/^\s*- command: .*# added by hermes-aep$/.test(l) && /timeout: \d+ {2}# added by hermes-aep$/.test(lines[i + 1] ?? '')) {
+      lines.splice(i + 2, 0, `${/^(\s*)-/.exec(l)![1]!}- command: /usr/local/bin/late`);
+      return lines.join(eol);
+    }
+  }
+  return undefined;
+}
+
 describe('install → uninstall round trip on config.yaml (property)', () => {
   it('gives back the original bytes; install twice = install once; a moved install replaces the entry', () => {
     fc.assert(
@@ -242,6 +265,18 @@ describe('install → uninstall round trip on config.yaml (property)', () => {
         expect(twice.changed).toBe(false);
         expect(twice.text).toBe(once.text);
 
+        // the user adds a hook of their own right after ours, between install and uninstall
+        const ev = REGISTERED_HOOKS[c.hooksAt % REGISTERED_HOOKS.length]!;
+        const edited = addUserHookAfterOurs(once.text, ev);
+        if (edited !== undefined) {
+          const back = removeHooks(edited).text;
+          const a = load(original);
+          const b = load(back);
+          expect(withoutOurs(b.hooks?.[ev])).toEqual([...withoutOurs(a.hooks?.[ev]), { command: '/usr/local/bin/late' }]);
+          expect(JSON.stringify(b)).not.toContain('hook.cjs');
+          expect(removeHooks(addHooks(back, ENTRY).text).text).toBe(back);
+        }
+
         const moved = addHooks(once.text, MOVED);
         expect(moved.changed).toBe(true);
         expectSemantics(original, moved.text, MOVED);
@@ -249,7 +284,7 @@ describe('install → uninstall round trip on config.yaml (property)', () => {
         // uninstall of a config without our entries changes nothing
         expect(removeHooks(original).text).toBe(original);
       }),
-      { numRuns: 400 },
+      { numRuns: 300 },
     );
   });
 

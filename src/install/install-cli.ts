@@ -97,6 +97,20 @@ function print(lines: readonly string[]): Promise<void> {
   });
 }
 
+/** One report line per kind of change: `hooks.<event>: add …` × 12 → `hooks: add … for <events>`. */
+function summarize(changes: readonly string[]): string[] {
+  const groups = new Map<string, string[]>();
+  for (const c of changes) {
+    const m = /^(hooks)\.([^:]+): (add|refresh|remove) ([^(]*?)\s*(\(.*\))?$/.exec(c) ?? /^(allowlist): (approve) ([^\s]+)()$/.exec(c);
+    const [head, subject] = m ? (m[1] === 'hooks' ? [`${m[1]}: ${m[3]}${m[3] === 'remove' ? ` ${m[4]}` : ''}`, m[2]!] : [`${m[1]}: ${m[2]}`, m[3]!]) : [c, ''];
+    groups.set(head, [...(groups.get(head) ?? []), subject]);
+  }
+  return [...groups].map(([head, subjects]) => {
+    const s = subjects.filter(Boolean);
+    return s.length === 0 ? `  ${head}` : `  ${head} (${s.length === 1 ? s[0] : `${s.length} events: ${s.join(', ')}`})`;
+  });
+}
+
 /** `hermes-aep install` */
 export async function runInstall(opts: InstallOptions): Promise<void> {
   const home = hermesHome(opts.hermesHome);
@@ -131,7 +145,8 @@ export async function runInstall(opts: InstallOptions): Promise<void> {
 
   const allow = addApprovals(allowText, command, pythonNowIso(), placed.mtimeIso);
   if (configText === undefined) report.push(`  config.yaml: does not exist: created (uninstall deletes it again when nothing else is in it)`);
-  report.push(...[...cfg.changes, ...allow.changes].map((c) => `  ${c}`));
+  report.push(...summarize([...cfg.changes, ...allow.changes]));
+  if (cfg.changed) report.push(`    command: ${command}`, `    timeout: ${opts.timeout}`);
   if (!cfg.changed && !allow.changed) report.push('  config.yaml and the allowlist already hold exactly these entries: nothing to change');
 
   if (opts.dryRun) {
@@ -174,7 +189,7 @@ export async function runUninstall(opts: UninstallOptions): Promise<void> {
   const commands = [...(configText === undefined ? [] : ourCommands(configText)), ...ourApprovalCommands(allowText)];
 
   const report = [`uninstall${opts.dryRun ? ' (dry run: nothing is written)' : ''}: HERMES_HOME=${home}`];
-  report.push(...[...(cfg?.changes ?? []), ...allow.changes].map((c) => `  ${c}`));
+  report.push(...summarize([...(cfg?.changes ?? []), ...allow.changes]));
   if (cfg?.deleteFile) report.push('  config.yaml: install created it and nothing else is in it: delete');
   if (!cfg?.changed && !allow.changed) report.push('  no hermes-aep entries: nothing to change');
   for (const dir of shimDirsOf(commands)) {

@@ -78,7 +78,7 @@ describe('hermes-aep install / uninstall (the real CLI on a temp HERMES_HOME)', 
     const registered = shimCommand(process.execPath, path.join(state, 'shim', readJson<{ version: string }>('package.json').version, 'hook.cjs'), ['--state-dir', state]);
     writeFileSync(cfgFile, `${USER_CONFIG}custom_providers:\n  - api_key: sk-SECRET-do-not-print\n`);
     const dry = await run(process.execPath, [CLI, 'install', '--dry-run'], { env });
-    expect(dry.stdout).toContain('hooks.on_session_finalize: add');
+    expect(dry.stdout).toMatch(/hooks: add \(12 events: .*on_session_finalize/);
     expect(dry.stdout).toContain(registered);
     expect(dry.stdout).not.toContain('sk-SECRET');
     writeFileSync(cfgFile, USER_CONFIG);

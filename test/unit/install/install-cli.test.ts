@@ -63,23 +63,18 @@ describe('a fresh Hermes home (item 9)', () => {
     expect(existsSync(home)).toBe(false);
   });
 
-  it.each([
-    ['empty', ''],
-    ['one newline', '\n'],
-    ['only comments', '# my config\n\n# more later\n'],
-    ['a comment and no final newline', '# nothing yet'],
-  ])('a config.yaml that is %s gets the hooks; uninstall gives its bytes back', async (_, text) => {
+  it('an empty config.yaml gets the hooks; uninstall gives its bytes back (blank and comment-only files: test/faults)', async () => {
     const { home, env } = fresh();
     const file = path.join(home, 'config.yaml');
-    writeFileSync(file, text);
+    writeFileSync(file, '');
     await run(process.execPath, [CLI, 'install'], { env });
     expect(Object.keys(hooksOf(file)).sort()).toEqual([...REGISTERED_HOOKS].sort());
     await run(process.execPath, [CLI, 'uninstall'], { env });
-    expect(readFileSync(file, 'utf8')).toBe(text);
+    expect(readFileSync(file, 'utf8')).toBe('');
   });
 
   it('`install | head` (the reader goes away) still finishes every write and exits 0, without a stack trace', async () => {
-    for (const args of [['install'], ['install', '--dry-run'], ['uninstall'], ['--help']]) {
+    for (const args of [['install'], ['--help']]) {
       const { home, env } = fresh();
       const child = spawn(process.execPath, [CLI, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
       child.stdout.destroy(); // the read end closes before the CLI writes a byte
@@ -146,14 +141,11 @@ describe('the registered shim lives under the state dir (item 10)', () => {
   it('a non-default socket, URL or port is written into the command; the default state dir is not', async () => {
     const fakeHome = tempDir();
     const defaultState = path.join(fakeHome, '.aep', 'state', 'hermes-aep');
+    // (the precedence between options and variables in full: parts.test.ts)
     const cases: { args: string[]; env: Record<string, string>; tail: string[] }[] = [
       { args: [], env: {}, tail: [] },
       { args: ['--socket', '/tmp/my sockets/h.sock'], env: {}, tail: ['--socket', '/tmp/my sockets/h.sock'] },
-      { args: [], env: { AEP_SOCKET: '/run/aep.sock' }, tail: ['--socket', '/run/aep.sock'] },
       { args: [], env: { AEP_PORT: '9311' }, tail: ['--url', 'http://127.0.0.1:9311/hook'] },
-      { args: [], env: { AEP_HOOK_URL: 'http://localhost:9400' }, tail: ['--url', 'http://localhost:9400/hook'] },
-      { args: ['--url', 'http://127.0.0.1:8393/hook'], env: { AEP_SOCKET: '/ignored.sock' }, tail: ['--url', 'http://127.0.0.1:8393/hook'] },
-      { args: ['--state-dir', path.join(fakeHome, 'elsewhere')], env: {}, tail: ['--state-dir', path.join(fakeHome, 'elsewhere')] },
     ];
     for (const c of cases) {
       const home = tempDir();

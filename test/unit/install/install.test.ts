@@ -146,6 +146,15 @@ dup: 2
     expect(() => addHooks(inHooks, { command: cmd, timeout: 10 })).toThrow(/block scalar .* without a final newline/);
   });
 
+  it.each([['empty', ''], ['one newline', '\n'], ['only comments', '# my config\n\n# more later\n'], ['a comment, no final newline', '# nothing yet']])(
+    'a config.yaml that is %s gets the hooks; uninstall gives its bytes back',
+    (_, text) => {
+      const once = addHooks(text, { command: cmd, timeout: 10 });
+      expect(Object.keys(parse(once.text).hooks).sort()).toEqual([...REGISTERED_HOOKS].sort());
+      expect(removeHooks(once.text).text).toBe(text);
+    },
+  );
+
   it('a file without a hooks block gets one appended; uninstall takes it away again exactly', () => {
     const plain = 'model:\n  provider: custom\n';
     const once = addHooks(plain, { command: cmd, timeout: 10 });

@@ -76,6 +76,12 @@ describe('the recorded target', () => {
     expect(resolveTarget({ stateDir: '/s' }, { AEP_PORT: '8393', AEP_HOST: '0.0.0.0' }).args).toEqual(['--state-dir', '/s', '--url', 'http://127.0.0.1:8393/hook']);
     expect(resolveTarget({ stateDir: '/s' }, { AEP_PORT: '8393', AEP_HOST: '::' }).args).toEqual(['--state-dir', '/s', '--url', 'http://[::1]:8393/hook']);
     expect(resolveTarget({ stateDir: '/s', url: 'http://127.0.0.1:8393' }, {}).args).toEqual(['--state-dir', '/s', '--url', 'http://127.0.0.1:8393/hook']);
+    expect(resolveTarget({ stateDir: '/s' }, { AEP_SOCKET: '/run/aep.sock' }).args).toEqual(['--state-dir', '/s', '--socket', '/run/aep.sock']);
+    expect(resolveTarget({ stateDir: '/s' }, { AEP_HOOK_URL: 'http://localhost:9400', AEP_SOCKET: '/x.sock', AEP_PORT: '1' }).args).toEqual(['--state-dir', '/s', '--url', 'http://localhost:9400/hook']);
+    expect(resolveTarget({ stateDir: '/s' }, { AEP_SOCKET: '/x.sock', AEP_PORT: '1' }).args).toEqual(['--state-dir', '/s', '--socket', '/x.sock']);
+    expect(resolveTarget({ stateDir: '/s', url: 'http://127.0.0.1:8393/hook' }, { AEP_SOCKET: '/ignored.sock' }).args).toEqual(['--state-dir', '/s', '--url', 'http://127.0.0.1:8393/hook']);
+    expect(resolveTarget({}, { AEP_STATE_DIR: '/from/env' }).stateDir).toBe('/from/env');
+    expect(resolveTarget({ stateDir: '/opt' }, { AEP_STATE_DIR: '/from/env' }).stateDir).toBe('/opt');
     expect(() => resolveTarget({ stateDir: '/s' }, { AEP_PORT: '0' })).toThrow(/AEP_PORT/);
     expect(() => resolveTarget({ stateDir: '/s', url: 'https://127.0.0.1/hook' }, {})).toThrow(/http:\/\//);
   });

@@ -1,37 +1,130 @@
 #!/usr/bin/env node
-// The one bin. Each subcommand is imported lazily so `hermes-aep hook` (run
-// by Hermes on every hook firing) loads nothing but the shim.
-const [cmd, ...args] = process.argv.slice(2);
+// The one bin. `hermes-aep hook` runs on every hook firing, so it is settled
+// first and loads nothing but the shim: no argument parser, no other module.
+// Every other command goes through commander (loaded lazily, like each
+// command's own code).
+import type { Command as CommandType } from 'commander';
 
-async function run(): Promise<void> {
-  switch (cmd) {
-    case 'hook':
-      return (await import('./shim/hook.cjs')).runHook(args);
-    case 'daemon':
-      return (await import('./daemon/main.js')).main();
-    case 'install':
-    case 'uninstall':
-      return (await import('./install/install-cli.js')).runInstall(cmd, args);
-    default:
-      process.stderr.write(
-        'usage: hermes-aep <command>\n' +
-          '  daemon                 run the daemon (POST /hook, GET /healthz on {AEP_STATE_DIR}/hook.sock; TCP with AEP_PORT)\n' +
-          '  hook [--socket PATH | --url URL] [--state-dir DIR]\n' +
-          '                         the Hermes shell-hook shim (stdin envelope -> daemon -> stdout reply)\n' +
-          '  install [--dry-run]    register the shim in $HERMES_HOME/config.yaml and the allowlist\n' +
-          '  uninstall [--dry-run]  remove what install added\n',
-      );
-      process.exitCode = cmd === undefined || cmd === '--help' || cmd === 'help' ? 0 : 2;
+const argv = process.argv.slice(2);
+const wantsHelp = (args: readonly string[]) => args.some((a) => a === '-h' || a === '--help');
+
+const DAEMON_ENV = `
+Settings are environment variables (validated at start; a bad value stops the
+daemon naming the variable, never its value). The main ones:
+  AEP_STATE_DIR        state: epoch, ended sessions, hook-token, spool (~/.aep/state/hermes-aep)
+  AEP_SOCKET           unix socket path ({AEP_STATE_DIR}/hook.sock; "off" disables it)
+  AEP_HOST, AEP_PORT   TCP listener, opened only when AEP_PORT is set (bearer token required)
+  AEP_LOG_DIR          root of the JSONL stream (~/.aep/logs)
+  AEP_CAPTURE          capture ceiling: none | metadata | redacted | full (metadata)
+  AEP_DEBUG            one stderr line per hook (false)
+  OTEL_*               the OpenTelemetry mirror (OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_TRACES_EXPORTER, ...)
+The full table with every variable and its default: README.md, section "Settings".
+`;
+
+const HOOK_ENV = `
+Hermes runs this once per hook with the envelope on stdin; it prints {} and
+exits 0 whatever happens. Without options it reads AEP_SOCKET, AEP_HOOK_URL,
+AEP_STATE_DIR (and AEP_HOST/AEP_PORT), then the defaults; AEP_SHIM_TIMEOUT_MS
+bounds the wait, AEP_HERMES_CONTROL=1 lets a daemon reply through.
+`;
+
+const INSTALL_ENV = `
+Environment: HERMES_HOME (Hermes's directory, ~/.hermes) unless --hermes-home;
+AEP_STATE_DIR, AEP_SOCKET, AEP_HOOK_URL, AEP_PORT (+ AEP_HOST) choose the
+target like the options do, and whatever differs from the default is written
+into the registered command, so Hermes needs none of them.
+`;
+
+function timeoutSeconds(raw: string): number {
+  const n = Number(raw);
+  if (!/^\d+$/.test(raw) || n < 6 || n > 300) {
+    throw new Error("--timeout takes whole seconds between 6 and 300 (above the shim's own 5 s deadline, within Hermes's 300 s clamp)");
+  }
+  return n;
+}
+
+async function program(): Promise<CommandType> {
+  const { Command, InvalidArgumentError } = await import('commander');
+  const { packageVersion } = await import('./install/version.js');
+  const seconds = (raw: string) => {
+    try {
+      return timeoutSeconds(raw);
+    } catch (err) {
+      throw new InvalidArgumentError((err as Error).message);
+    }
+  };
+  const cli = new Command('hermes-aep')
+    .description('Hermes Agent hooks → the AEP event stream, mirrored as OpenTelemetry spans')
+    .version(packageVersion(), '-V, --version', 'print the version and exit')
+    .helpOption('-h, --help', 'show help and exit')
+    .helpCommand('help [command]', 'show help for a command')
+    .allowExcessArguments(false);
+
+  cli
+    .command('daemon')
+    .description('run the daemon: POST /hook, GET /healthz')
+    .allowExcessArguments(false)
+    .addHelpText('after', DAEMON_ENV)
+    .action(async () => (await import('./daemon/main.js')).main());
+
+  cli
+    .command('hook')
+    .description('the Hermes shell-hook shim: stdin envelope → daemon → {} on stdout (install registers its fast launcher)')
+    .option('--socket <path>', "the daemon's unix socket")
+    .option('--url <url>', "the daemon's http://127.0.0.1:PORT/hook (TCP, with the token from the state dir)")
+    .option('--state-dir <dir>', 'the state directory the default socket, token and spool derive from')
+    .addHelpText('after', HOOK_ENV)
+    .action(async () => (await import('./shim/hook.cjs')).runHook(argv.slice(1)));
+
+  cli
+    .command('install')
+    .description('copy the shim to {state dir}/shim/{version}/, register it for the twelve events in $HERMES_HOME/config.yaml, record consent in shell-hooks-allowlist.json')
+    .option('-n, --dry-run', 'print the planned changes; write nothing')
+    .option('--timeout <seconds>', "Hermes's kill deadline for the shim, 6..300", seconds, 10)
+    .option('--socket <path>', 'register the shim for this unix socket (default {state dir}/hook.sock)')
+    .option('--url <url>', 'register the shim for TCP at this loopback URL, e.g. http://127.0.0.1:8393/hook (compose)')
+    .option('--state-dir <dir>', 'the state directory the shim copy, token and defaults live in (default AEP_STATE_DIR or ~/.aep/state/hermes-aep)')
+    .option('--hermes-home <dir>', "Hermes's directory (default HERMES_HOME or ~/.hermes)")
+    .allowExcessArguments(false)
+    .addHelpText('after', INSTALL_ENV)
+    .action(async (o: { dryRun?: boolean; timeout: number; socket?: string; url?: string; stateDir?: string; hermesHome?: string }) =>
+      (await import('./install/install-cli.js')).runInstall({ dryRun: Boolean(o.dryRun), timeout: o.timeout, socket: o.socket, url: o.url, stateDir: o.stateDir, hermesHome: o.hermesHome }),
+    );
+
+  cli
+    .command('uninstall')
+    .description('remove exactly what install added to config.yaml and the allowlist (any install path); the shim copy stays')
+    .option('-n, --dry-run', 'print the planned changes; write nothing')
+    .option('--hermes-home <dir>', "Hermes's directory (default HERMES_HOME or ~/.hermes)")
+    .allowExcessArguments(false)
+    .action(async (o: { dryRun?: boolean; hermesHome?: string }) =>
+      (await import('./install/install-cli.js')).runUninstall({ dryRun: Boolean(o.dryRun), hermesHome: o.hermesHome }),
+    );
+  return cli;
+}
+
+async function main(): Promise<void> {
+  // a reader that goes away (`| head`) must not crash a command half way
+  process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code !== 'EPIPE') throw err;
+  });
+  const cmd = argv[0] ?? '';
+  try {
+    await (await program()).parseAsync(process.argv);
+  } catch (err) {
+    process.stderr.write(`hermes-aep ${cmd}: ${(err as Error).message}\n`.replace(/^hermes-aep : /, 'hermes-aep: '));
+    process.exitCode = 1;
   }
 }
 
-run().catch((err: unknown) => {
-  if (cmd === 'hook') {
-    // fail-open, whatever happened
-    process.stdout.write('{}');
-    process.exitCode = 0;
-    return;
-  }
-  process.stderr.write(`hermes-aep ${cmd ?? ''}: ${(err as Error).message}\n`);
-  process.exitCode = 1;
-});
+if (argv[0] === 'hook' && !wantsHelp(argv.slice(1))) {
+  import('./shim/hook.cjs')
+    .then((shim) => shim.runHook(argv.slice(1)))
+    .catch(() => {
+      // fail-open, whatever happened
+      process.stdout.write('{}');
+      process.exitCode = 0;
+    });
+} else {
+  void main();
+}

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdir, open, readFile, stat } from 'node:fs/promises';
+import { link, lstat, mkdir, open, readFile, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
 
 /** The hook token: 32 random bytes as 64 lower-case hex characters, one line. */
@@ -20,26 +20,44 @@ export interface HookToken {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
- * Read the token file, creating it first when missing: O_CREAT|O_EXCL with
- * mode 0600 in a 0700 directory, so when `install` and the daemon race,
- * whoever comes first wins and the other reads that token.
+ * Create the token file when it is missing and say whether this call did: 64
+ * hex characters written whole to a private temp file (0600, in a 0700
+ * directory), then hard-linked into place, which fails if the name exists. So
+ * when `install` and the daemon race, whoever comes first wins, nobody ever
+ * reads half a token, and an existing token is never overwritten.
  */
-export async function ensureHookToken(file: string): Promise<HookToken> {
-  await mkdir(path.dirname(file), { recursive: true, mode: 0o700 });
+export async function createHookTokenIfAbsent(file: string): Promise<boolean> {
+  const dir = path.dirname(file);
+  await mkdir(dir, { recursive: true, mode: 0o700 });
   try {
-    const fh = await open(file, 'wx', 0o600);
-    const token = randomBytes(32).toString('hex');
-    try {
-      await fh.writeFile(`${token}\n`);
-      await fh.sync();
-    } finally {
-      await fh.close();
-    }
-    return { token, created: true, exposed: false };
+    await lstat(file);
+    return false;
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
   }
-  return { ...(await readHookToken(file)), created: false };
+  const tmp = path.join(dir, `.${path.basename(file)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
+  const fh = await open(tmp, 'wx', 0o600);
+  try {
+    await fh.writeFile(randomBytes(32).toString('hex'));
+    await fh.sync();
+  } finally {
+    await fh.close();
+  }
+  try {
+    await link(tmp, file);
+    return true;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    throw err;
+  } finally {
+    await unlink(tmp).catch(() => undefined);
+  }
+}
+
+/** Read the token file, creating it first when missing (see createHookTokenIfAbsent). */
+export async function ensureHookToken(file: string): Promise<HookToken> {
+  const created = await createHookTokenIfAbsent(file);
+  return { ...(await readHookToken(file)), created };
 }
 
 /** Read an existing token file; a writer that just created it gets a moment to finish. */

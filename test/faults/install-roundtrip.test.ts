@@ -1,0 +1,390 @@
+// install → uninstall gives back the user's config.yaml byte for byte, and a
+// second install changes nothing: a property over generated configs (comments
+// above, inside and after `hooks:`, blank lines, CRLF, no final newline,
+// flow and block styles, `hooks: {}`, `hooks:` null, other tools' hooks on the
+// same and other events, anchors and aliases, unicode, a block scalar that
+// contains the marker text), plus the same round trip through the real CLI,
+// allowlist included.
+import { describe, expect, it } from 'vitest';
+import fc from 'fast-check';
+import { execFile, execFileSync } from 'node:child_process';
+import { promisify } from 'node:util';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { parseDocument } from 'yaml';
+import { addHooks, isOurCommand, removeHooks } from '../../src/install/hermes-config.js';
+import { REGISTERED_HOOKS } from '../../src/hermes/envelope.js';
+import { CLI } from '../support/paths.js';
+import { tempDir } from '../support/processes.js';
+
+const run = promisify(execFile);
+
+// ---------------------------------------------------------------- generator
+
+const OTHER_EVENTS = ['transform_tool_result', 'pre_gateway_dispatch', 'post_llm_call'] as const;
+const EVENT_POOL = [...REGISTERED_HOOKS, ...OTHER_EVENTS];
+
+type ItemKind = 'block' | 'block-matcher' | 'flow' | 'anchor' | 'alias' | 'unicode';
+interface EventSpec {
+  readonly name: string;
+  readonly style: 'block' | 'flow' | 'flow-empty' | 'null-implicit' | 'null-tilde';
+  readonly dashExtra: 0 | 2;
+  readonly items: readonly ItemKind[];
+  readonly commentAbove: boolean;
+  readonly commentInside: boolean;
+  readonly trailingComment: boolean;
+  readonly blankAfter: boolean;
+}
+type HooksForm = 'absent' | 'null-implicit' | 'null-comment' | 'null-tilde' | 'null-word' | 'empty-flow' | 'empty-flow-comment' | 'block' | 'flow-nonempty';
+interface ConfigSpec {
+  readonly sections: readonly string[];
+  readonly hooksAt: number;
+  readonly hooks: HooksForm;
+  readonly indent: 2 | 4;
+  readonly events: readonly EventSpec[];
+  readonly commentAboveHooks: boolean;
+  readonly commentAfterHooks: boolean;
+  readonly eol: '\n' | '\r\n';
+  readonly finalNewline: boolean;
+  readonly bom: boolean;
+}
+
+const SECTIONS: Record<string, readonly string[]> = {
+  model: ['model:', '  default: x', '  provider: custom   # keep me', '  mode: 0755', '  big: 1e3'],
+  flow: ['opts: {a: 1, b: [x, y]}   # flow style', 'tags: [one, "two three"]'],
+  anchors: ['base: &base', '  retries: 3', 'derived: *base'],
+  unicode: ['name: "héllo ✓"', 'emoji: 🚀 rocket  # ünïcode comment'],
+  scalar: ['prompt: |', '  first line', '  # added by hermes-aep', '  hooks: not a key'],
+  folded: ['note: >-', '  folded', '  text'],
+  comment: ['# a comment on its own', ''],
+  blank: [''],
+  accept: ['hooks_auto_accept: false'],
+  dupes: ['dup: 1', 'dup: 2'],
+  quoted: ["'quoted key': 'it''s'", '"dq": "a # not a comment"'],
+};
+
+const eventArb: fc.Arbitrary<EventSpec> = fc.record({
+  name: fc.constantFrom(...EVENT_POOL),
+  style: fc.constantFrom('block', 'block', 'block', 'flow', 'flow-empty', 'null-implicit', 'null-tilde'),
+  dashExtra: fc.constantFrom(0 as const, 2 as const),
+  items: fc.array(fc.constantFrom<ItemKind>('block', 'block-matcher', 'flow', 'anchor', 'alias', 'unicode'), { minLength: 1, maxLength: 3 }),
+  commentAbove: fc.boolean(),
+  commentInside: fc.boolean(),
+  trailingComment: fc.boolean(),
+  blankAfter: fc.boolean(),
+});
+
+const configArb: fc.Arbitrary<ConfigSpec> = fc.record({
+  sections: fc.shuffledSubarray(Object.keys(SECTIONS), { minLength: 0 }),
+  hooksAt: fc.nat(20),
+  hooks: fc.constantFrom<HooksForm>(
+    'absent', 'null-implicit', 'null-comment', 'null-tilde', 'null-word', 'empty-flow', 'empty-flow-comment',
+    'block', 'block', 'block', 'block', 'flow-nonempty',
+  ),
+  indent: fc.constantFrom(2 as const, 4 as const),
+  events: fc.uniqueArray(eventArb, { maxLength: 6, selector: (e) => e.name }),
+  commentAboveHooks: fc.boolean(),
+  commentAfterHooks: fc.boolean(),
+  eol: fc.constantFrom('\n' as const, '\r\n' as const),
+  finalNewline: fc.boolean(),
+  bom: fc.nat(9).map((n) => n === 0),
+});
+
+/** The user's own hook entries for one event, as lines at the dash column. */
+function itemLines(kind: ItemKind, n: number, pad: string, anchors: string[]): string[] {
+  const cmd = `/usr/local/bin/guard-${n}`;
+  switch (kind) {
+    case 'block':
+      return [`${pad}- command: ${cmd}`, `${pad}  timeout: 5`];
+    case 'block-matcher':
+      return [`${pad}- command: "${cmd} --flag"`, `${pad}  matcher: terminal`];
+    case 'flow':
+      return [`${pad}- {command: ${cmd}}`];
+    case 'anchor':
+      anchors.push(`g${n}`);
+      return [`${pad}- &g${n} {command: ${cmd}}`];
+    case 'alias': {
+      const a = anchors[0];
+      return a ? [`${pad}- *${a}`] : [`${pad}- command: ${cmd}`];
+    }
+    case 'unicode':
+      return [`${pad}- command: /opt/wächter/bin/prüfen ✓`];
+  }
+}
+
+function hooksLines(c: ConfigSpec): string[] {
+  const out: string[] = [];
+  if (c.commentAboveHooks) out.push('# my hooks');
+  switch (c.hooks) {
+    case 'absent':
+      return [];
+    case 'null-implicit':
+      out.push('hooks:');
+      break;
+    case 'null-comment':
+      out.push('hooks:   # none yet');
+      break;
+    case 'null-tilde':
+      out.push('hooks: ~');
+      break;
+    case 'null-word':
+      out.push('hooks: null  # later');
+      break;
+    case 'empty-flow':
+      out.push('hooks: {}');
+      break;
+    case 'empty-flow-comment':
+      out.push('hooks: { }   # nothing');
+      break;
+    case 'flow-nonempty':
+      out.push('hooks: {on_session_end: [{command: /bin/true}]}');
+      break;
+    case 'block': {
+      out.push('hooks:');
+      const anchors: string[] = [];
+      const ind = ' '.repeat(c.indent);
+      let n = 0;
+      for (const e of c.events) {
+        if (e.commentAbove) out.push(`${ind}# about ${e.name}`);
+        const trail = e.trailingComment ? '   # trailing' : '';
+        const pad = ind + ' '.repeat(e.dashExtra);
+        switch (e.style) {
+          case 'block':
+            out.push(`${ind}${e.name}:${trail}`);
+            e.items.forEach((k, i) => {
+              out.push(...itemLines(k, n++, pad, anchors));
+              if (e.commentInside && i === 0) out.push(`${pad}  # inside`);
+            });
+            break;
+          case 'flow':
+            out.push(`${ind}${e.name}: [{command: /usr/local/bin/flow-${n++}}, {command: "/x y"}]${trail}`);
+            break;
+          case 'flow-empty':
+            out.push(`${ind}${e.name}: []${trail}`);
+            break;
+          case 'null-implicit':
+            out.push(`${ind}${e.name}:${trail}`);
+            break;
+          case 'null-tilde':
+            out.push(`${ind}${e.name}: ~${trail}`);
+            break;
+        }
+        if (e.blankAfter) out.push('');
+      }
+      break;
+    }
+  }
+  if (c.commentAfterHooks) out.push('# after the hooks');
+  return out;
+}
+
+function render(c: ConfigSpec): string {
+  const parts = c.sections.map((s) => SECTIONS[s]!);
+  const at = Math.min(c.hooksAt, parts.length);
+  const lines = [...parts.slice(0, at).flat(), ...hooksLines(c), ...parts.slice(at).flat()];
+  let text = lines.join(c.eol);
+  if (c.finalNewline && lines.length > 0) text += c.eol;
+  return (c.bom ? '\uFEFF' : '') + text;
+}
+
+// ---------------------------------------------------------------- checks
+
+const ENTRY = { command: '/usr/bin/node /home/u/.aep/state/hermes-aep/shim/0.1.0/hook.cjs', timeout: 10 };
+const MOVED = { command: "'/opt/node dir/bin/node' /srv/state/shim/0.2.0/hook.cjs --state-dir /srv/state", timeout: 20 };
+
+function load(text: string): Record<string, any> {
+  const doc = parseDocument(text, { version: '1.1', uniqueKeys: false });
+  expect(doc.errors.map((e) => e.message)).toEqual([]);
+  return (doc.toJS({ maxAliasCount: -1 }) ?? {}) as Record<string, any>;
+}
+
+function withoutOurs(entries: unknown): unknown[] {
+  if (!Array.isArray(entries)) return [];
+  return entries.filter((e) => !(e && typeof e === 'object' && isOurCommand((e as { command?: unknown }).command)));
+}
+
+/** Ours once per registered event; everything else means what it meant before. */
+function expectSemantics(before: string, after: string, entry: { command: string; timeout: number }): void {
+  expectSameExceptOurs(load(before), load(after), entry);
+}
+
+function expectSameExceptOurs(a: Record<string, any>, b: Record<string, any>, entry: { command: string; timeout: number }): void {
+  const { hooks: ha, ...restA } = a;
+  const { hooks: hb, ...restB } = b;
+  expect(restB).toEqual(restA);
+  const hooksA = (ha ?? {}) as Record<string, unknown>;
+  const hooksB = (hb ?? {}) as Record<string, unknown>;
+  for (const event of REGISTERED_HOOKS) {
+    const ours = (Array.isArray(hooksB[event]) ? (hooksB[event] as unknown[]) : []).filter((e) => !withoutOurs([e]).length);
+    expect(ours, event).toEqual([{ command: entry.command, timeout: entry.timeout }]);
+  }
+  for (const event of new Set([...Object.keys(hooksA), ...Object.keys(hooksB)])) {
+    expect(withoutOurs(hooksB[event]), event).toEqual(withoutOurs(hooksA[event]));
+  }
+}
+
+/** Insert `- command: /usr/local/bin/late` after our block entry for `event` (undefined when ours is not a block item). */
+function addUserHookAfterOurs(text: string, event: string): string | undefined {
+  const eol = text.includes('\r\n') ? '\r\n' : '\n';
+  const lines = text.split(eol);
+  const indent = (l: string) => /^ */.exec(l)![0].length;
+  let key = -1;
+  lines.forEach((l, i) => {
+    if (new RegExp(`^\\s+${event}:`).test(l)) key = i;
+  });
+  if (key === -1) return undefined;
+  const col = indent(lines[key]!);
+  for (let i = key + 1; i < lines.length; i++) {
+    const l = lines[i]!;
+    const inside = l.trim() === '' || l.trimStart().startsWith('#') || indent(l) > col || (indent(l) === col && l.trimStart().startsWith('- '));
+    if (!inside) return undefined;
+    if (/^\s*- command: .*# added by hermes-aep$/.test(l) && /timeout: \d+ {2}# added by hermes-aep$/.test(lines[i + 1] ?? '')) {
+      lines.splice(i + 2, 0, `${/^(\s*)-/.exec(l)![1]!}- command: /usr/local/bin/late`);
+      return lines.join(eol);
+    }
+  }
+  return undefined;
+}
+
+describe('install → uninstall round trip on config.yaml (property)', () => {
+  it('gives back the original bytes; install twice = install once; a moved install replaces the entry', () => {
+    fc.assert(
+      fc.property(configArb, (c) => {
+        const original = render(c);
+        if (c.hooks === 'flow-nonempty') {
+          // a flow `hooks: {...}` holding other hooks is refused with the reason, never rewritten
+          expect(() => addHooks(original, ENTRY)).toThrow(/flow/);
+          return;
+        }
+        const once = addHooks(original, ENTRY);
+        expect(once.changed).toBe(true);
+        expectSemantics(original, once.text, ENTRY);
+        expect(removeHooks(once.text).text).toBe(original);
+
+        const twice = addHooks(once.text, ENTRY);
+        expect(twice.changed).toBe(false);
+        expect(twice.text).toBe(once.text);
+
+        // the user adds a hook of their own right after ours, between install and uninstall
+        const ev = REGISTERED_HOOKS[c.hooksAt % REGISTERED_HOOKS.length]!;
+        const edited = addUserHookAfterOurs(once.text, ev);
+        if (edited !== undefined) {
+          const back = removeHooks(edited).text;
+          const a = load(original);
+          const b = load(back);
+          expect(withoutOurs(b.hooks?.[ev])).toEqual([...withoutOurs(a.hooks?.[ev]), { command: '/usr/local/bin/late' }]);
+          expect(JSON.stringify(b)).not.toContain('hook.cjs');
+          expect(removeHooks(addHooks(back, ENTRY).text).text).toBe(back);
+        }
+
+        const moved = addHooks(once.text, MOVED);
+        expect(moved.changed).toBe(true);
+        expectSemantics(original, moved.text, MOVED);
+        expect(removeHooks(moved.text).text).toBe(original);
+        // uninstall of a config without our entries changes nothing
+        expect(removeHooks(original).text).toBe(original);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('the issue repro: three install/uninstall cycles leave the file as it was', () => {
+    const original = 'model:\n  default: x\n\n# my hooks\nhooks:\n  on_session_end:\n    - command: /bin/true\n';
+    let text = original;
+    for (let i = 0; i < 3; i++) {
+      text = addHooks(text, ENTRY).text;
+      expect(text.split('# my hooks').length - 1).toBe(1);
+      text = removeHooks(text).text;
+      expect(text).toBe(original);
+    }
+  });
+
+  it('`hooks: {}` and inline comment spacing survive byte for byte', () => {
+    for (const original of ['hooks: {}\n', 'a: 1      # wide\nhooks: {}\nb: 2\n', 'x: 1  # c\nhooks:\n']) {
+      expect(removeHooks(addHooks(original, ENTRY).text).text).toBe(original);
+    }
+  });
+
+  it('entries the user adds in between stay; only ours go', () => {
+    const original = 'model:\n  default: x\n';
+    const once = addHooks(original, ENTRY).text;
+    // the user appends their own hook under an event install created, and a key of their own
+    const edited = once.replace(/(  on_session_end:.*\r?\n(?:    .*\r?\n)*)/, '$1    - command: /usr/local/bin/mine\n') + 'extra: true\n';
+    const back = removeHooks(edited).text;
+    expect(load(back).hooks).toEqual({ on_session_end: [{ command: '/usr/local/bin/mine' }] });
+    expect(load(back).extra).toBe(true);
+    expect(back).not.toMatch(/hook\.cjs/);
+  });
+
+  it('a replaced line whose key the user kept stays a comment, now and through later install/uninstall cycles', () => {
+    const original = 'hooks: {}\nother: 1\n';
+    const once = addHooks(original, ENTRY).text;
+    const edited = once.replace(/(  on_session_end:.*\r?\n(?:    .*\r?\n)*)/, '$1    - command: /usr/local/bin/mine\n');
+    const back = removeHooks(edited).text;
+    expect(back.startsWith('# replaced by hermes-aep: hooks: {}\nhooks:\n  on_session_end:\n    - command: /usr/local/bin/mine\n')).toBe(true);
+    expect(removeHooks(addHooks(back, ENTRY).text).text).toBe(back);
+  });
+});
+
+function pyyaml(): boolean {
+  try {
+    execFileSync('python3', ['-c', 'import yaml']);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+describe('what Hermes reads: PyYAML on the installed config', () => {
+  it.skipIf(!pyyaml())('sees our entry once per event and every other value as before', () => {
+    const samples = fc.sample(configArb.filter((c) => c.hooks !== 'flow-nonempty'), { numRuns: 200, seed: 11 });
+    const docs = samples.flatMap((c) => {
+      const original = render(c);
+      return [original, addHooks(original, ENTRY).text];
+    });
+    const py = 'import sys, json, yaml\nprint(json.dumps([yaml.safe_load(s.encode("utf-8")) for s in json.load(sys.stdin)], default=str))';
+    const loaded = JSON.parse(execFileSync('python3', ['-c', py], { input: JSON.stringify(docs), maxBuffer: 64 << 20 }).toString()) as (Record<string, any> | null)[];
+    for (let i = 0; i < samples.length; i++) expectSameExceptOurs(loaded[2 * i] ?? {}, loaded[2 * i + 1] ?? {}, ENTRY);
+  });
+});
+
+describe('install → uninstall round trip through the real CLI (config.yaml and allowlist bytes)', () => {
+  it('gives back both files byte for byte, creates and deletes what did not exist', async () => {
+    const samples = fc.sample(configArb.filter((c) => c.hooks !== 'flow-nonempty'), { numRuns: 9, seed: 8 });
+    const allowlists = [
+      undefined,
+      '{\n  "approvals": [\n    {\n      "approved_at": "2026-01-01T00:00:00Z",\n      "command": "/usr/local/bin/guard-0",\n      "event": "pre_tool_call",\n      "script_mtime_at_approval": null\n    }\n  ]\n}',
+      '{"approvals": [], "other": {"k": [1, 2]}}\n',
+    ];
+    for (const [i, c] of samples.entries()) {
+      const home = tempDir();
+      const state = tempDir();
+      const cfg = path.join(home, 'config.yaml');
+      const allow = path.join(home, 'shell-hooks-allowlist.json');
+      const original = render(c);
+      writeFileSync(cfg, original);
+      const allowText = allowlists[i % allowlists.length];
+      if (allowText !== undefined) writeFileSync(allow, allowText);
+      const env = { ...process.env, HERMES_HOME: home, AEP_STATE_DIR: state };
+      await run(process.execPath, [CLI, 'install'], { env });
+      const installed = readFileSync(cfg, 'utf8');
+      await run(process.execPath, [CLI, 'install'], { env });
+      expect(readFileSync(cfg, 'utf8')).toBe(installed);
+      await run(process.execPath, [CLI, 'uninstall'], { env });
+      expect(readFileSync(cfg, 'utf8')).toBe(original);
+      if (allowText === undefined) expect(existsSync(allow)).toBe(false);
+      else expect(readFileSync(allow, 'utf8')).toBe(allowText);
+    }
+  });
+
+  it('a missing config.yaml is created by install and removed again by uninstall', async () => {
+    const home = path.join(tempDir(), 'fresh-hermes-home');
+    mkdirSync(home);
+    const env = { ...process.env, HERMES_HOME: home, AEP_STATE_DIR: tempDir() };
+    await run(process.execPath, [CLI, 'install'], { env });
+    expect(existsSync(path.join(home, 'config.yaml'))).toBe(true);
+    await run(process.execPath, [CLI, 'uninstall'], { env });
+    expect(existsSync(path.join(home, 'config.yaml'))).toBe(false);
+    expect(existsSync(path.join(home, 'shell-hooks-allowlist.json'))).toBe(false);
+  });
+});

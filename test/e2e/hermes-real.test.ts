@@ -8,14 +8,17 @@ import { OtlpReceiver } from '../support/otlp-receiver.js';
 import { startDaemonProcess, tempDir, waitFor, type DaemonProcess } from '../support/processes.js';
 import { readLogs, streamViolations, type Ev } from '../support/stream-invariants.js';
 import { REGISTERED_HOOKS, TELEMETRY_SCHEMA_VERSION } from '../../src/hermes/envelope.js';
+import { E2E_HERMES_VERSIONS } from './support/hermes-versions.js';
 
 /**
- * The real Hermes Agent (PyPI 0.18.2) drives the installed shim through its
- * own hook dispatcher, against the real daemon, with a scripted fake model on
+ * The real Hermes Agent drives the installed shim through its own hook
+ * dispatcher, against the real daemon, with a scripted fake model on
  * loopback. Assertions are on the daemon's AEP stream (JSONL log), on the raw
- * envelopes it recorded, and on the spans it exported.
+ * envelopes it recorded, and on the spans it exported. The suite runs once per
+ * release in E2E_HERMES_VERSIONS with the same assertions; where a release
+ * differs, the assertion names the version (docs/hermes-drift.md).
  */
-describe('real Hermes → shim → daemon', () => {
+describe.each(E2E_HERMES_VERSIONS)('real Hermes %s → shim → daemon', (version) => {
   let llm: FakeLlm;
   let daemon: DaemonProcess;
   let home: HermesHome;
@@ -54,7 +57,7 @@ describe('real Hermes → shim → daemon', () => {
       OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
       OTEL_BSP_SCHEDULE_DELAY: '100',
     });
-    home = await makeHermesHome({ modelUrl: llm.url, hookUrl: daemon.hookUrl });
+    home = await makeHermesHome({ modelUrl: llm.url, hookUrl: daemon.hookUrl, version });
 
     for (const [name, prompt] of [
       ['terminal', 'MARK-TERMINAL run it'],

@@ -35,7 +35,14 @@ export interface HermesHome {
  * --accept-hooks is used. Proxies point at a closed loopback port so any
  * network attempt we missed fails at once instead of leaving the machine.
  */
-export async function makeHermesHome(opts: { modelUrl: string; hookUrl: string; extraYaml?: string; version?: HermesVersion }): Promise<HermesHome> {
+export async function makeHermesHome(opts: {
+  modelUrl: string;
+  hookUrl: string;
+  extraYaml?: string;
+  version?: HermesVersion;
+  /** false: leave the hooks to the caller (the fixture recorder writes its own, in extraYaml) */
+  install?: boolean;
+}): Promise<HermesHome> {
   const version = opts.version ?? PINNED_HERMES_VERSION;
   const bin = hermesBin(version);
   const root = tempDir('hermes-aep-e2e-home-');
@@ -81,7 +88,7 @@ export async function makeHermesHome(opts: { modelUrl: string; hookUrl: string; 
     no_proxy: '127.0.0.1,localhost',
     AEP_HOOK_URL: opts.hookUrl,
   };
-  await run(process.execPath, [CLI, 'install', '--timeout', '20'], { env: { ...process.env, HERMES_HOME: home } });
+  if (opts.install !== false) await run(process.execPath, [CLI, 'install', '--timeout', '20'], { env: { ...process.env, HERMES_HOME: home } });
   return { version, bin, home, cwd, env };
 }
 

@@ -18,3 +18,21 @@ export const PINNED_HERMES_VERSION: HermesVersion = '0.18.2';
 export function hermesBinEnv(version: string): string {
   return `E2E_HERMES_${version.replace(/[^0-9A-Za-z]/g, '_')}`;
 }
+
+/**
+ * What each release does differently, as the e2e suite asserts it (read from
+ * the release's own source and seen live; docs/hermes-drift.md has the table).
+ * Typed per version: adding a release to E2E_HERMES_VERSIONS does not compile
+ * until someone states its truth here.
+ */
+export interface HermesDrift {
+  /** `approvals.mode: smart` is the default: an auxiliary model reviews a flagged command first (approval hooks with `surface: "smart"`) */
+  readonly smartApprovals: boolean;
+  /** `hermes -z` runs `delegate_task` inline: the child finishes (`subagent_stop`) inside the tool call */
+  readonly oneshotDelegationInline: boolean;
+}
+
+export const HERMES_DRIFT: Readonly<Record<HermesVersion, HermesDrift>> = {
+  '0.18.2': { smartApprovals: false, oneshotDelegationInline: false },
+  '0.19.0': { smartApprovals: true, oneshotDelegationInline: true },
+};

@@ -248,6 +248,11 @@ export class IdentityStage {
       }
       return;
     }
+    if (isApproval) {
+      // an approval hook that is no card (the smart review, Hermes 0.19.0): caused by its tool call
+      emit(m, { cause: callId ? lane.tools.get(callId) : undefined });
+      return;
+    }
     if (m.type === 'delegation.subagent.started') {
       const ev = emit(m);
       if (m.subject && boundedSet(lane.delegations, m.subject, ev.id, MAX_PENDING_PER_SESSION)) this.counters.evictions++;

@@ -7,6 +7,7 @@ import { mapSubagentStart, mapSubagentStop } from './delegation.js';
 import { mapUnknownHook } from './fallback.js';
 import { mapPreLlmCall, mapTurnEnd } from './run.js';
 import { mapSessionFinalize, mapSessionReset, mapSessionStart } from './session.js';
+import { isSmartApproval, mapSmartReviewRequest, mapSmartReviewResponse } from './smart-approval.js';
 import { mapPostToolCall, mapPreToolCall, toolOutcome } from './tool.js';
 import type { HookMapper, MappedEvent } from './types.js';
 
@@ -20,6 +21,10 @@ const postTool: HookMapper = (env, policy) => [
   ...(env.tool_name === CLARIFY_TOOL ? mapClarifyOutcome(env, policy, toolOutcome(env)) : []),
 ];
 
+// an approval hook with `surface: smart` (Hermes 0.19.0) is a model's review, not a person's card
+const preApproval: HookMapper = (env, policy) => (isSmartApproval(env) ? mapSmartReviewRequest : mapApprovalRequest)(env, policy);
+const postApproval: HookMapper = (env, policy) => (isSmartApproval(env) ? mapSmartReviewResponse : mapApprovalResponse)(env, policy);
+
 /** The hook table: one row per mapped Hermes hook. */
 const MAPPERS: Readonly<Record<string, HookMapper>> = {
   pre_tool_call: preTool,
@@ -31,8 +36,8 @@ const MAPPERS: Readonly<Record<string, HookMapper>> = {
   on_session_reset: mapSessionReset,
   subagent_start: mapSubagentStart,
   subagent_stop: mapSubagentStop,
-  pre_approval_request: mapApprovalRequest,
-  post_approval_response: mapApprovalResponse,
+  pre_approval_request: preApproval,
+  post_approval_response: postApproval,
   api_request_error: mapApiRequestError,
 };
 

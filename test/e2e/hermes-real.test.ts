@@ -8,14 +8,18 @@ import { OtlpReceiver } from '../support/otlp-receiver.js';
 import { startDaemonProcess, tempDir, waitFor, type DaemonProcess } from '../support/processes.js';
 import { readLogs, streamViolations, type Ev } from '../support/stream-invariants.js';
 import { REGISTERED_HOOKS, TELEMETRY_SCHEMA_VERSION } from '../../src/hermes/envelope.js';
+import { E2E_HERMES_VERSIONS, HERMES_DRIFT } from './support/hermes-versions.js';
 
 /**
- * The real Hermes Agent (PyPI 0.18.2) drives the installed shim through its
- * own hook dispatcher, against the real daemon, with a scripted fake model on
+ * The real Hermes Agent drives the installed shim through its own hook
+ * dispatcher, against the real daemon, with a scripted fake model on
  * loopback. Assertions are on the daemon's AEP stream (JSONL log), on the raw
- * envelopes it recorded, and on the spans it exported.
+ * envelopes it recorded, and on the spans it exported. The suite runs once per
+ * release in E2E_HERMES_VERSIONS with the same assertions; where a release
+ * differs, the assertion names the version (docs/hermes-drift.md).
  */
-describe('real Hermes → shim → daemon', () => {
+describe.each(E2E_HERMES_VERSIONS)('real Hermes %s → shim → daemon', (version) => {
+  const drift = HERMES_DRIFT[version];
   let llm: FakeLlm;
   let daemon: DaemonProcess;
   let home: HermesHome;
@@ -44,8 +48,17 @@ describe('real Hermes → shim → daemon', () => {
           replies: [toolCall('delegate_task', { goal: 'CHILD-GOAL: say hello and stop.', context: 'e2e' }, 'call_e2e_deleg'), { type: 'text', content: 'Delegated.', delayMs: 6000 }],
         },
         { marker: 'MARK-DANGER', replies: [toolCall('terminal', { command: 'rm -rf /tmp/hermes-aep-e2e-danger-x' })] },
+        { marker: 'MARK-SMART-OK', replies: [toolCall('terminal', { command: 'rm -rf /tmp/hermes-aep-e2e-smart-ok' }, 'call_e2e_smart')] },
         { marker: 'MARK-PLAIN', replies: [text('Plain answer.')] },
       ],
+      // Hermes 0.19.0's smart-approval reviewer (a tool-less request): approve the smart-ok
+      // command, escalate every other one to the person at the terminal
+      auxiliaryReply: (v) =>
+        v.messages.some((m) => typeof m.content === 'string' && m.content.includes('security reviewer'))
+          ? v.lastUserText.includes('smart-ok')
+            ? 'APPROVE'
+            : 'ESCALATE'
+          : 'Fake session title',
     });
     await receiver.start();
     daemon = await startDaemonProcess({
@@ -55,7 +68,7 @@ describe('real Hermes → shim → daemon', () => {
       OTEL_BSP_SCHEDULE_DELAY: '100',
     });
     // the shim's default derivation: the daemon's socket under the shared state dir, no token
-    home = await makeHermesHome({ modelUrl: llm.url, hookEnv: { AEP_STATE_DIR: daemon.stateDir } });
+    home = await makeHermesHome({ modelUrl: llm.url, hookEnv: { AEP_STATE_DIR: daemon.stateDir }, version });
 
     for (const [name, prompt] of [
       ['terminal', 'MARK-TERMINAL run it'],
@@ -117,6 +130,16 @@ describe('real Hermes → shim → daemon', () => {
     expect(started.session).toBe(sessionOf('call_e2e_deleg'));
     expect(stopped.cause).toBe(started.id);
     expect(ev.some((e) => e.session === started.subject && e.type === 'session.started')).toBe(true);
+    // drift: 0.18.2 dispatches the child in the background; 0.19.0's -z runs it inline,
+    // so the child has finished before the delegate_task call returns
+    const post = recorded().find((e) => e.hook_event_name === 'post_tool_call' && e.extra.tool_call_id === 'call_e2e_deleg')!;
+    const result = JSON.parse(post.extra.result);
+    if (drift.oneshotDelegationInline) {
+      expect(result.results[0]).toMatchObject({ status: 'completed' });
+      expect(ev.findIndex((e) => e.type === 'delegation.subagent.stopped')).toBeLessThan(ev.findIndex((e) => e.type === 'tool.completed' && e.data.tool.call_id === 'call_e2e_deleg'));
+    } else {
+      expect(result).toMatchObject({ status: 'dispatched', mode: 'background' });
+    }
   });
 
   it('every event validates, every session log is sound', () => {
@@ -174,6 +197,12 @@ describe('real Hermes → shim → daemon', () => {
       tty.keys('Enter');
       await waitFor('turn 2 closed', () => (events().filter((e) => e.type.startsWith('run.') && e.type !== 'run.started' && !before.has(e.session)).length >= 2 ? true : undefined), 60_000);
       await tty.waitScreen('❯');
+      if (drift.smartApprovals) {
+        // the smart-approval reviewer approves this one itself: no person is asked
+        tty.line('MARK-SMART-OK tidy up');
+        await waitFor('turn 3 closed', () => (events().filter((e) => e.type.startsWith('run.') && e.type !== 'run.started' && !before.has(e.session)).length >= 3 ? true : undefined), 60_000);
+        await tty.waitScreen('❯');
+      }
       tty.line('/new');
       await tty.waitScreen('Approve Once', 30_000);
       tty.keys('1');
@@ -197,6 +226,27 @@ describe('real Hermes → shim → daemon', () => {
     expect(ended).toHaveLength(2);
     expect(ended).toContain(card.session);
     expect(ended).toContain(reset.session);
+    // every person-facing card closed by its own answer: none left over for the session's end to dismiss
+    expect(mine.filter((e) => e.type === 'attention.resolved' && e.data.resolution === 'dismissed')).toEqual([]);
+    // drift: 0.19.0 asks an auxiliary model first (smart approvals, its default); here the
+    // reviewer escalates both dangerous commands to the person and approves the smart-ok one itself
+    const surfaces = recorded()
+      .filter((e) => e.hook_event_name === 'pre_approval_request' && e.extra?.telemetry_schema_version !== undefined)
+      .map((e) => e.extra.surface);
+    const reviews = mine.filter((e) => e.type === 'x.hermes.approval.review.requested');
+    const verdicts = mine.filter((e) => e.type === 'assessment.guardrail.recorded');
+    if (drift.smartApprovals) {
+      expect(surfaces).toEqual(['smart', 'cli', 'smart', 'cli', 'smart']);
+      expect(reviews).toHaveLength(3);
+      for (const r of reviews) expect(mine.find((e) => e.id === r.cause)?.type).toBe('tool.requested');
+      expect(verdicts.map((e) => e.data.guardrail)).toEqual([{ stage: 'input', verdict: 'allowed', categories: [expect.any(Object)], detector: { name: 'aux_llm' } }]);
+      expect(mine.find((e) => e.id === verdicts[0]!.cause)?.data.tool.call_id).toBe('call_e2e_smart');
+      expect(mine.filter((e) => e.data?.tool?.call_id === 'call_e2e_smart').map((e) => e.type)).toEqual(['tool.requested', 'tool.completed']);
+    } else {
+      expect(surfaces).toEqual(['cli', 'cli']);
+      expect([...reviews, ...verdicts]).toEqual([]);
+    }
+    expect(cards().filter((c) => !before.has(c.session))).toHaveLength(2);
     for (const lane of readLogs(daemon.logDir).values()) expect(streamViolations(lane, { requireCauses: true })).toEqual([]);
   });
 

@@ -76,8 +76,12 @@ export interface FakeLlmOptions {
   steps: FakeStep[];
   /** Reply when no step matches (default: a plain text answer). */
   fallback?: ReplySource;
-  /** Reply to requests that offer no tools (default: "Fake session title"). */
-  auxiliaryReply?: string;
+  /**
+   * Reply to requests that offer no tools (default: "Fake session title"); a
+   * function answers per request (Hermes 0.19.0's smart-approval review is one
+   * such request and expects APPROVE, DENY or ESCALATE).
+   */
+  auxiliaryReply?: string | ((view: ConversationView) => string);
   /** Model id reported by /v1/models and echoed in completions (default "fake-model"). */
   model?: string;
   /** Port to bind (default 0). */
@@ -184,7 +188,8 @@ export function chooseReply(
 ): { step: string; reply: FakeReply } {
   const view = viewOf(body);
   if (view.toolNames.length === 0) {
-    return { step: 'auxiliary', reply: text(opts.auxiliaryReply ?? 'Fake session title') };
+    const aux = typeof opts.auxiliaryReply === 'function' ? opts.auxiliaryReply(view) : opts.auxiliaryReply;
+    return { step: 'auxiliary', reply: text(aux ?? 'Fake session title') };
   }
   for (const [i, step] of opts.steps.entries()) {
     const byMarker = step.marker !== undefined && view.lastUserText.includes(step.marker);

@@ -4,19 +4,22 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { CLI } from '../../support/paths.js';
 import { tempDir, waitFor } from '../../support/processes.js';
+import { hermesBinEnv, PINNED_HERMES_VERSION, type HermesVersion } from './hermes-versions.js';
 
 const run = promisify(execFile);
 
-/** The pinned Hermes release the harness drives (scripts/provision-hermes.sh installs it). */
-export const HERMES_VERSION = '0.18.2';
-
-export function hermesBin(): string {
-  const bin = process.env.E2E_HERMES;
-  if (!bin) throw new Error('E2E_HERMES is not set: the e2e globalSetup provisions Hermes (scripts/provision-hermes.sh)');
+/** The `hermes` binary of one provisioned release (the e2e globalSetup installs each in E2E_HERMES_VERSIONS). */
+export function hermesBin(version: HermesVersion = PINNED_HERMES_VERSION): string {
+  const name = hermesBinEnv(version);
+  const bin = process.env[name];
+  if (!bin) throw new Error(`${name} is not set: the e2e globalSetup provisions Hermes ${version} (scripts/provision-hermes.sh)`);
   return bin;
 }
 
 export interface HermesHome {
+  /** the Hermes release this home is driven with, and its binary */
+  readonly version: HermesVersion;
+  readonly bin: string;
   readonly home: string;
   readonly cwd: string;
   /** the environment every Hermes process of this home runs with */
@@ -32,7 +35,17 @@ export interface HermesHome {
  * --accept-hooks is used. Proxies point at a closed loopback port so any
  * network attempt we missed fails at once instead of leaving the machine.
  */
-export async function makeHermesHome(opts: { modelUrl: string; hookEnv: Record<string, string>; extraYaml?: string }): Promise<HermesHome> {
+export async function makeHermesHome(opts: {
+  modelUrl: string;
+  /** where the installed shim finds the daemon: install records it in the registered command */
+  hookEnv: Record<string, string>;
+  extraYaml?: string;
+  version?: HermesVersion;
+  /** false: leave the hooks to the caller (the fixture recorder writes its own, in extraYaml) */
+  install?: boolean;
+}): Promise<HermesHome> {
+  const version = opts.version ?? PINNED_HERMES_VERSION;
+  const bin = hermesBin(version);
   const root = tempDir('hermes-aep-e2e-home-');
   const home = path.join(root, 'hermes');
   const cwd = path.join(root, 'project');
@@ -62,7 +75,7 @@ export async function makeHermesHome(opts: { modelUrl: string; hookEnv: Record<s
     JSON.stringify({ 'fake-model': { context_length: 65536, max_completion_tokens: 4096, name: 'fake-model', pricing: {} } }),
   );
   writeFileSync(path.join(home, 'models_dev_cache.json'), JSON.stringify({ custom: { id: 'custom', name: 'Custom', models: {} } }));
-  writeFileSync(path.join(home, '.update_check'), JSON.stringify({ ts: Math.floor(Date.now() / 1000), behind: 0, rev: null, ver: HERMES_VERSION }));
+  writeFileSync(path.join(home, '.update_check'), JSON.stringify({ ts: Math.floor(Date.now() / 1000), behind: 0, rev: null, ver: version }));
   const env: NodeJS.ProcessEnv = {
     PATH: process.env.PATH,
     HOME: root,
@@ -77,8 +90,8 @@ export async function makeHermesHome(opts: { modelUrl: string; hookEnv: Record<s
     // where the installed shim finds the daemon (its socket under this state dir)
     ...opts.hookEnv,
   };
-  await run(process.execPath, [CLI, 'install', '--timeout', '20'], { env: { ...process.env, HERMES_HOME: home } });
-  return { home, cwd, env };
+  if (opts.install !== false) await run(process.execPath, [CLI, 'install', '--timeout', '20'], { env: { ...process.env, ...opts.hookEnv, HERMES_HOME: home } });
+  return { version, bin, home, cwd, env };
 }
 
 export interface HermesRun {
@@ -92,7 +105,7 @@ export interface HermesRun {
 export async function runHermes(h: HermesHome, args: string[], timeoutMs = 120_000): Promise<HermesRun> {
   const t0 = Date.now();
   try {
-    const { stdout, stderr } = await run(hermesBin(), args, { env: h.env, cwd: h.cwd, timeout: timeoutMs, maxBuffer: 16 * 1024 * 1024 });
+    const { stdout, stderr } = await run(h.bin, args, { env: h.env, cwd: h.cwd, timeout: timeoutMs, maxBuffer: 16 * 1024 * 1024 });
     return { stdout, stderr, code: 0, ms: Date.now() - t0 };
   } catch (err) {
     const e = err as { stdout?: string; stderr?: string; code?: number };
@@ -120,7 +133,7 @@ export class HermesTty {
     const envArgs = Object.entries(this.h.env)
       .filter((e): e is [string, string] => typeof e[1] === 'string')
       .map(([k, v]) => `${k}=${v}`);
-    this.tmux('new-session', '-d', '-s', this.name, '-x', '160', '-y', '50', '-c', this.h.cwd, 'env', '-i', ...envArgs, hermesBin());
+    this.tmux('new-session', '-d', '-s', this.name, '-x', '160', '-y', '50', '-c', this.h.cwd, 'env', '-i', ...envArgs, this.h.bin);
   }
 
   screen(): string {

@@ -12,15 +12,20 @@ import { ROOT } from '../../support/paths.js';
 import { streamViolations, type Ev } from '../../support/stream-invariants.js';
 
 /**
- * The mapping over envelopes the REAL Hermes 0.18.2 sent (fixtures/hermes-recorded):
- * every event schema-valid, the stream sound, and the places where the live
- * payloads differ from the design record handled honestly.
+ * The mapping over envelopes the REAL Hermes sent, one recorded set per
+ * release the e2e tier runs (fixtures/hermes-recorded for 0.18.2,
+ * fixtures/hermes-recorded-<version> after it): every event schema-valid, the
+ * stream sound, and the places where the live payloads differ from the design
+ * record, or from the previous release (docs/hermes-drift.md), handled
+ * honestly.
  */
-const dir = path.join(ROOT, 'fixtures', 'hermes-recorded', 'raw');
-const scenarios = readdirSync(dir).filter((f) => f.endsWith('.jsonl')).sort();
+const SETS = [
+  { version: '0.18.2', dir: path.join(ROOT, 'fixtures', 'hermes-recorded', 'raw') },
+  { version: '0.19.0', dir: path.join(ROOT, 'fixtures', 'hermes-recorded-0.19.0', 'raw') },
+] as const;
 const validate = aepValidator();
 
-function play(file: string): { envelopes: any[]; events: AepEvent[]; dropped: number } {
+function playIn(dir: string, file: string): { envelopes: any[]; events: AepEvent[]; dropped: number } {
   const envelopes = readFileSync(path.join(dir, file), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
   const ulid = monotonicFactory();
   const policy = defaultPolicy({ home: '/home/user' });
@@ -39,7 +44,10 @@ const bySession = (events: AepEvent[]) => {
   return m;
 };
 
-describe('recorded Hermes 0.18.2 sessions', () => {
+describe.each(SETS)('recorded Hermes $version sessions', ({ version, dir }) => {
+  const scenarios = readdirSync(dir).filter((f) => f.endsWith('.jsonl')).sort();
+  const play = (file: string) => playIn(dir, file);
+
   it('has the recorded scenarios', () => {
     expect(scenarios.length).toBeGreaterThanOrEqual(20);
   });
@@ -124,5 +132,42 @@ describe('recorded Hermes 0.18.2 sessions', () => {
 
   it('a hook block is tool.denied by policy', () => {
     expect(play('oneshot-blocked-by-hook.jsonl').events.find((e) => e.type === 'tool.denied')?.data).toMatchObject({ by: 'policy' });
+  });
+
+  it('every person-facing approval card closes with its own answer (0.19.0 reviews each by model first: no card)', () => {
+    for (const f of ['tty-approval-once.jsonl', 'tty-approval-deny-new-exit.jsonl', 'tty-approval-timeout.jsonl']) {
+      const ev = play(f).events;
+      expect(ev.filter((e) => e.type === 'attention.resolved' && e.data.resolution === 'dismissed'), f).toEqual([]);
+      expect(ev.filter((e) => e.type === 'attention.requested'), f).toHaveLength(1);
+      expect(ev.filter((e) => e.type === 'x.hermes.approval.review.requested'), f).toHaveLength(version === '0.19.0' ? 1 : 0);
+    }
+  });
+
+  it('smart approvals (0.19.0): the model approves with no card; its deny is flagged and the owner overrides once', () => {
+    const smart = scenarios.filter((f) => f.startsWith('tty-approval-smart-'));
+    if (version === '0.18.2') {
+      expect(smart).toEqual([]);
+      return;
+    }
+    expect(smart).toEqual(['tty-approval-smart-approve.jsonl', 'tty-approval-smart-deny-override-once.jsonl']);
+    const approved = play('tty-approval-smart-approve.jsonl').events;
+    expect(approved.some((e) => e.type.startsWith('attention.'))).toBe(false);
+    const verdict = approved.find((e) => e.type === 'assessment.guardrail.recorded')!;
+    expect(verdict.data).toMatchObject({ guardrail: { verdict: 'allowed', detector: { name: 'aux_llm' } } });
+    expect(approved.find((e) => e.id === verdict.cause)?.type).toBe('tool.requested');
+    const denied = play('tty-approval-smart-deny-override-once.jsonl').events;
+    expect(denied.find((e) => e.type === 'assessment.guardrail.recorded')?.data).toMatchObject({ guardrail: { verdict: 'flagged' } });
+    const card = denied.find((e) => e.type === 'attention.requested')!;
+    expect(denied.find((e) => e.type === 'attention.answered')).toMatchObject({ subject: card.id, data: { answer: { option: 'once' } } });
+    expect(denied.some((e) => e.type === 'tool.completed')).toBe(true);
+  });
+
+  it('oneshot delegation: 0.18.2 runs the child in the background (its stop comes late), 0.19.0 inline (inside the call)', () => {
+    const ev = play('oneshot-subagent-slow-parent.jsonl').events;
+    const stopped = ev.findIndex((e) => e.type === 'delegation.subagent.stopped');
+    const returned = ev.findIndex((e) => e.type === 'tool.completed' && (e.data.tool as { name?: string }).name === 'delegate_task');
+    expect(stopped).toBeGreaterThanOrEqual(0);
+    if (version === '0.19.0') expect(stopped).toBeLessThan(returned);
+    else expect(stopped).toBeGreaterThan(returned);
   });
 });

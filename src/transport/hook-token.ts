@@ -36,20 +36,21 @@ export async function createHookTokenIfAbsent(file: string): Promise<boolean> {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
   }
   const tmp = path.join(dir, `.${path.basename(file)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
-  const fh = await open(tmp, 'wx', 0o600);
   try {
-    await fh.writeFile(randomBytes(32).toString('hex'));
-    await fh.sync();
-  } finally {
-    await fh.close();
-  }
-  try {
+    const fh = await open(tmp, 'wx', 0o600);
+    try {
+      await fh.writeFile(randomBytes(32).toString('hex'));
+      await fh.sync();
+    } finally {
+      await fh.close();
+    }
     await link(tmp, file);
     return true;
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false;
     throw err;
   } finally {
+    // a full disk or a lost race leaves no temp file behind
     await unlink(tmp).catch(() => undefined);
   }
 }

@@ -243,6 +243,8 @@ describe('a full state dir (a real tmpfs as AEP_STATE_DIR)', () => {
     const first = await startDaemonProcess({}, { logDir, stateDir });
     expect(await first.stop()).toBe(0);
     expect(readFileSync(path.join(stateDir, 'epoch'), 'utf8')).toBe('0\n');
+    // what the first run left (epoch, the token, the spool dir): the refused start must add nothing to it
+    const before = readdirSync(stateDir).sort();
     fill(path.join(stateDir, 'filler'));
     const err = await startDaemonProcess({}, { logDir, stateDir }).then(
       async (d) => {
@@ -252,7 +254,7 @@ describe('a full state dir (a real tmpfs as AEP_STATE_DIR)', () => {
       (e: Error) => e,
     );
     expect(err?.message).toMatch(/daemon exited early \(1\).*ENOSPC/s);
-    expect(readdirSync(stateDir).sort()).toEqual(['epoch', 'filler']);
+    expect(readdirSync(stateDir).sort()).toEqual([...before, 'filler'].sort());
     expect(readFileSync(path.join(stateDir, 'epoch'), 'utf8')).toBe('0\n');
     expect(existsSync(path.join(stateDir, 'filler'))).toBe(true);
   });

@@ -100,7 +100,7 @@ describe('DNS rebinding and web pages are refused; TCP hooks need the token (the
     expect((statSync(path.dirname(d.socketPath)).mode & 0o777).toString(8)).toBe('700');
     const token = path.join(d.stateDir, 'hook-token');
     expect((statSync(token).mode & 0o777).toString(8)).toBe('600');
-    expect(readFileSync(token, 'utf8')).toMatch(/^[0-9a-f]{64}\n$/);
+    expect(readFileSync(token, 'utf8')).toMatch(/^[0-9a-f]{64}$/);
   });
 });
 

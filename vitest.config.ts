@@ -1,4 +1,12 @@
+import { mkdtempSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { defineConfig } from 'vitest/config';
+
+// The unit and fault tiers run with a throwaway HOME, so nothing they start (a shim that
+// falls back to ~/.aep/state/hermes-aep, a daemon with default dirs) can touch the user's
+// real history, spool or state, or reach a daemon the user is running.
+const isolatedHome = { HOME: mkdtempSync(path.join(os.tmpdir(), 'hermes-aep-test-home-')) };
 
 export default defineConfig({
   test: {
@@ -7,6 +15,7 @@ export default defineConfig({
         test: {
           name: 'unit',
           include: ['test/unit/**/*.test.ts', 'test/integration/**/*.test.ts'],
+          env: isolatedHome,
           testTimeout: 30_000,
         },
       },
@@ -14,6 +23,7 @@ export default defineConfig({
         test: {
           name: 'faults',
           include: ['test/faults/**/*.test.ts'],
+          env: isolatedHome,
           testTimeout: 120_000,
           hookTimeout: 120_000,
           // fault tests kill processes, fill filesystems and time stalls: one file at a time

@@ -67,7 +67,7 @@ export function createHookApp(o: HookAppOptions): HookApp {
         ingest: async (raw, env, spooled) => {
           recorder?.record(raw, env.session_id);
           const outcome = await pipeline.handle(env, spooled);
-          if (outcome.status === 'refused') throw new Error(`log refused the hook: ${outcome.reason}`);
+          if (outcome.status === 'refused') throw Object.assign(new Error('the log refused the hook'), { code: `log_refused: ${outcome.reason}` });
           if (outcome.status === 'retained') await outcome.written;
         },
       })

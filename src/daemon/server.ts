@@ -54,17 +54,17 @@ export function nestsDeeperThan(value: unknown, limit: number): boolean {
 }
 
 /** Fixed, content-free messages for every way a request can be refused. */
-const REFUSALS: Readonly<Record<string, { status: number; message: string }>> = {
-  FST_ERR_CTP_INVALID_MEDIA_TYPE: { status: 415, message: 'content-type must be application/json' },
-  FST_ERR_CTP_BODY_TOO_LARGE: { status: 413, message: 'body exceeds AEP_MAX_BODY_BYTES' },
-  FST_ERR_CTP_EMPTY_JSON_BODY: { status: 400, message: 'body is empty' },
-  FST_ERR_CTP_INVALID_JSON_BODY: { status: 400, message: 'body is not valid JSON' },
-  FST_ERR_CTP_INVALID_CONTENT_LENGTH: { status: 400, message: 'content-length does not match the body' },
+const REFUSALS: Readonly<Record<string, { status: number; error: string; message: string }>> = {
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: { status: 415, error: 'unsupported_media_type', message: 'content-type must be application/json' },
+  FST_ERR_CTP_BODY_TOO_LARGE: { status: 413, error: 'too_large', message: 'body exceeds AEP_MAX_BODY_BYTES' },
+  FST_ERR_CTP_EMPTY_JSON_BODY: { status: 400, error: 'empty_body', message: 'body is empty' },
+  FST_ERR_CTP_INVALID_JSON_BODY: { status: 400, error: 'invalid_json', message: 'body is not valid JSON' },
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: { status: 400, error: 'bad_content_length', message: 'content-length does not match the body' },
   // json-body.ts: refused before parsing, with the same reasons whether parsed in place or on the worker
-  empty_body: { status: 400, message: 'body is empty' },
-  too_deep: { status: 400, message: `body nests deeper than ${MAX_DEPTH} levels` },
-  too_many_nodes: { status: 413, message: 'body holds more JSON values and keys than AEP_MAX_BODY_NODES' },
-  parser_unavailable: { status: 503, message: 'the body could not be parsed now; retry' },
+  empty_body: { status: 400, error: 'empty_body', message: 'body is empty' },
+  too_deep: { status: 400, error: 'too_deep', message: `body nests deeper than ${MAX_DEPTH} levels` },
+  too_many_nodes: { status: 413, error: 'too_many_nodes', message: 'body holds more JSON values and keys than AEP_MAX_BODY_NODES' },
+  parser_unavailable: { status: 503, error: 'parser_unavailable', message: 'the body could not be parsed now; retry' },
 };
 
 /**
@@ -95,7 +95,7 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
     const known = REFUSALS[code] ?? (err instanceof SyntaxError ? REFUSALS.FST_ERR_CTP_INVALID_JSON_BODY : undefined);
     // a real hook lost to the node cap should be visible to the operator (structure only)
     if (code === 'too_many_nodes') deps.log.warn('a hook body was refused: more JSON values and keys than AEP_MAX_BODY_NODES', { max: deps.maxBodyNodes ?? DEFAULT_MAX_BODY_NODES });
-    if (known) return reply.code(known.status).send({ error: code || 'invalid_json', message: known.message });
+    if (known) return reply.code(known.status).send({ error: known.error, message: known.message });
     deps.log.error('request failed', { code: code || (err as Error).name });
     return reply.code(500).send({ error: 'internal', message: 'the daemon could not process this hook' });
   });

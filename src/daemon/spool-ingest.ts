@@ -393,9 +393,11 @@ export class SpoolIngest {
 
   private fail(msg: string, err: unknown): void {
     this.errors++;
-    const code = (err as { code?: unknown } | undefined)?.code;
-    this.lastError = typeof code === 'string' ? code : 'error';
-    this.o.log.error(msg, { code: this.lastError });
+    const raw = (err as { code?: unknown } | undefined)?.code;
+    const code = typeof raw === 'string' ? raw : 'error';
+    // one line per kind of failure, not one per retry pass while the log is down
+    if (code !== this.lastError) this.o.log.error(msg, { code });
+    this.lastError = code;
   }
 }
 

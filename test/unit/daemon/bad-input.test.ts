@@ -56,15 +56,19 @@ describe('bad input: a clear refusal or an honest mapping, never a crash, never 
     for (const body of ['[]', '"x"', 'null']) expect((await post(d, body)).statusCode).toBe(400);
   });
 
-  it('wrong content type → 415', async () => {
+  it('wrong content type → 415, named in the project\'s own words (no framework internals in a reply)', async () => {
     const d = daemon();
-    expect((await post(d, envelope(), 'text/plain')).statusCode).toBe(415);
+    const r = await post(d, envelope(), 'text/plain');
+    expect(r.statusCode).toBe(415);
+    expect(r.json()).toEqual({ error: 'unsupported_media_type', message: 'content-type must be application/json' });
+    for (const bad of ['{', '']) expect(JSON.stringify((await post(d, bad)).json())).not.toMatch(/FST_/);
   });
 
   it('a body over the limit → 413, and the daemon keeps serving', async () => {
     const d = daemon({ maxBodyBytes: 4096 });
     const r = await post(d, envelope({ tool_input: { blob: 'x'.repeat(10_000) } }));
     expect(r.statusCode).toBe(413);
+    expect(r.json().error).toBe('too_large');
     expect((await post(d, envelope())).statusCode).toBe(200);
   });
 

@@ -227,7 +227,7 @@ describe('spool ingestion', () => {
     d.gate.failNext();
     await d.spool.start();
     expect(hookFiles(dir)).toEqual([]);
-    expect(await d.health()).toMatchObject({ ingested: 1, errors: 1, last_error: 'error' });
+    expect(await d.health()).toMatchObject({ ingested: 1, errors: 1, last_error: 'log_refused: gated: EIO' });
   });
 
   it('close() stops after the batch in hand (64 files: one wait for the log); the rest stays for the next start', async () => {

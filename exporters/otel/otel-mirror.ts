@@ -10,6 +10,7 @@ import { toReadableSpan } from './readable-span.js';
 import type { TraceSampler } from './sampler.js';
 import { SpanBuilder } from './span-builder.js';
 import type { SpanRecord } from './span-record.js';
+import type { BuilderState } from './builder-state.js';
 
 export interface MirrorOptions {
   readonly config: OtelConfig;
@@ -97,6 +98,24 @@ export class OtelMirror implements EventSink {
   restore(ev: AepEvent): void {
     this.builder.accept(ev);
     this.replayed++;
+  }
+
+  /** What the span builder's memory depends on besides the log: a snapshot taken under another value is not loaded. */
+  get stateFingerprint(): string {
+    return `capture=${this.opts.config.ceiling}`;
+  }
+
+  /** The builder's memory, for the start-up snapshot. */
+  saveState(): BuilderState {
+    return this.builder.saveState();
+  }
+
+  /**
+   * Take back a snapshot's memory, before `start()`; the log written past the
+   * snapshot then comes through `restore` as in a replay.
+   */
+  loadState(state: BuilderState, keep?: (session: string) => boolean): void {
+    this.builder.loadState(state, keep);
   }
 
   flush(): Promise<void> {

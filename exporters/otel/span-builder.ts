@@ -16,7 +16,7 @@ export interface SpanCtx {
   readonly kind: UnitKind;
 }
 
-type UnitKind = 'run' | 'tool' | 'card' | 'delegation';
+import { KIND_LETTER, LETTER_KIND, type BuilderState, type Columns, type UnitKind, type UnitState } from './builder-state.js';
 type Outcome = 'complete' | 'session_ended' | 'idle' | 'evicted' | 'superseded';
 /** children close before their parents */
 const ORDER: readonly UnitKind[] = ['card', 'tool', 'delegation', 'run'];
@@ -164,6 +164,101 @@ export class SpanBuilder {
     if (isTerminal(ev.type, unit.kind)) finished.push(this.finish(unit, t, 'complete'));
     finished.push(...this.evictOverflow());
     return { ctx: unit.ctx, finished };
+  }
+
+  /**
+   * The builder's memory as plain data (the start-up snapshot): open units and
+   * the lookups later events need, each in its own order. Synchronous, and
+   * shares nothing mutable with the builder.
+   */
+  saveState(): BuilderState {
+    const traces: string[] = [];
+    const spans: string[] = [];
+    let kinds = '';
+    const index = new Map<SpanCtx, number>();
+    const ref = (c: SpanCtx): number => {
+      let i = index.get(c);
+      if (i === undefined) {
+        i = traces.push(c.traceId) - 1;
+        spans.push(c.spanId);
+        kinds += KIND_LETTER[c.kind];
+        index.set(c, i);
+      }
+      return i;
+    };
+    const units: UnitState[] = [];
+    for (const u of this.open.values()) {
+      units.push({
+        key: u.key,
+        kind: u.kind,
+        session: u.session,
+        ctx: ref(u.ctx),
+        ...(u.parentSpanId !== undefined ? { parent: u.parentSpanId } : {}),
+        name: u.name,
+        start: u.startMs,
+        startKnown: u.startKnown,
+        last: u.lastMs,
+        attributes: { ...u.attributes },
+        events: u.events.map((e) => ({ ...e, attributes: { ...e.attributes } })),
+        dropped: u.droppedEvents,
+        links: u.links.map((l) => [l.traceId, l.spanId, { ...l.attributes }]),
+        status: { ...u.status },
+      });
+    }
+    const refs = (m: RecencyMap<string, SpanCtx>): Columns<number> => {
+      const keys: string[] = [];
+      const values: number[] = [];
+      for (const [k, c] of m.entries()) {
+        keys.push(k);
+        values.push(ref(c));
+      }
+      return [keys, values];
+    };
+    return {
+      units,
+      eventCtx: refs(this.eventCtx),
+      lastRun: refs(this.lastRun),
+      delegatedBy: refs(this.delegatedBy),
+      sessionLast: [[...this.sessionLast.keys()], [...this.sessionLast.values()]],
+      closed: [...this.closedMap.keys()],
+      ctx: [traces, spans, kinds],
+    };
+  }
+
+  /**
+   * Take back a saved memory, into a builder that has seen nothing yet.
+   * Units and per-session entries of sessions `keep` refuses are left out (a
+   * log that fell out of the replay window is not rebuilt either).
+   */
+  loadState(state: BuilderState, keep: (session: string) => boolean = () => true): void {
+    if (this.open.size > 0 || this.eventCtx.size > 0 || this.closedMap.size > 0) throw new Error('loadState needs a fresh builder');
+    const [traces, spans, kinds] = state.ctx;
+    const ctx = traces.map((traceId, i) => this.ctxOf(traceId, spans[i]!, LETTER_KIND[kinds[i]!]!));
+    for (const u of state.units) {
+      if (!keep(u.session)) continue;
+      const unit = this.create({
+        key: u.key,
+        kind: u.kind,
+        session: u.session,
+        ctx: ctx[u.ctx]!,
+        ...(u.parent !== undefined ? { parentSpanId: u.parent } : {}),
+        name: u.name,
+        startMs: u.start,
+        startKnown: u.startKnown,
+        attributes: u.attributes,
+      });
+      unit.lastMs = u.last;
+      unit.events.push(...u.events);
+      unit.droppedEvents = u.dropped;
+      for (const [traceId, spanId, attributes] of u.links) unit.links.push({ traceId, spanId, sampled: this.sampled(traceId), attributes });
+      unit.status = u.status;
+    }
+    const deref = ([keys, values]: Columns<number>): [string[], SpanCtx[]] => [keys, values.map((i) => ctx[i]!)];
+    this.eventCtx.load(...deref(state.eventCtx));
+    this.lastRun.load(...deref(state.lastRun), keep);
+    this.delegatedBy.load(...deref(state.delegatedBy));
+    this.sessionLast.load(...state.sessionLast, keep);
+    this.closedMap.load(state.closed, new Array<true>(state.closed.length).fill(true));
   }
 
   /**

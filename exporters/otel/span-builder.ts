@@ -133,7 +133,7 @@ export class SpanBuilder {
       case 'attention.answered':
       case 'attention.resolved':
       case 'attention.timeout':
-        unit = ev.subject ? this.open.get(cardKey(ev.subject)) : undefined;
+        unit = ev.subject ? this.open.get(cardKey(ev.session, ev.subject)) : undefined;
         break;
       case 'delegation.subagent.started':
         unit = this.openDelegation(ev, t, true);
@@ -258,7 +258,11 @@ export class SpanBuilder {
     this.lastRun.load(...deref(state.lastRun), keep);
     this.delegatedBy.load(...deref(state.delegatedBy));
     this.sessionLast.load(...state.sessionLast, keep);
-    this.closedMap.load(state.closed, new Array<true>(state.closed.length).fill(true));
+    // a closed run, tool or delegation of a session left out is forgotten too (its log is not replayed either)
+    this.closedMap.load(state.closed, new Array<true>(state.closed.length).fill(true), (k) => {
+      const s = sessionOfKey(k);
+      return s === undefined || keep(s);
+    });
   }
 
   /**
@@ -330,7 +334,7 @@ export class SpanBuilder {
     // the unknown lane (approvals no session claimed) has no run spans to hang a card under
     const parent = cause?.kind === 'tool' ? cause : ev.session !== UNKNOWN_SESSION ? this.runParent(ev) : undefined;
     return this.openChild(ev, t, {
-      key: cardKey(ev.id),
+      key: cardKey(ev.session, ev.id),
       kind: 'card',
       parent,
       orphan: `card:${ev.id}`,
@@ -487,7 +491,14 @@ export class SpanBuilder {
 
 const runKey = (s: string, r: string) => `run\u0000${s}\u0000${r}`;
 const toolKey = (s: string, c: string) => `tool\u0000${s}\u0000${c}`;
-const cardKey = (requestId: string) => `card\u0000${requestId}`;
+/** a card's outcomes come on its own session's lane (the identity stage pairs them there) */
+const cardKey = (s: string, requestId: string) => `card\u0000${s}\u0000${requestId}`;
+/** The session a unit key names. */
+function sessionOfKey(key: string): string | undefined {
+  const a = key.indexOf('\u0000');
+  const b = key.indexOf('\u0000', a + 1);
+  return a < 0 || b < 0 ? undefined : key.slice(a + 1, b);
+}
 const delegationKey = (s: string, c: string) => `delegation\u0000${s}\u0000${c}`;
 
 function callId(ev: AepEvent): string | undefined {

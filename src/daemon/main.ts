@@ -6,7 +6,7 @@ import { EndedSessions } from '../identity/ended-sessions.js';
 import { JsonlLogSink } from '../sinks/jsonl-log-sink.js';
 import { createExporter, loadOtelConfig, OtelMirror, samplerFromEnv } from '../../exporters/otel/index.js';
 import { stderrLogger, type Logger } from './log.js';
-import { replayRecentLogs } from './log-replay.js';
+import { Snapshotter } from '../state/snapshot.js';
 import { createHookApp } from './hook-app.js';
 import type { EventBus } from '../sinks/event-bus.js';
 import { EnvelopeRecorder } from './envelope-recorder.js';
@@ -15,6 +15,8 @@ export const VERSION = '0.1.0';
 /** the log sink's own flush deadline (sinks/jsonl-log-sink.ts), plus a margin */
 const LOG_FLUSH_MS = 10_000;
 const SHUTDOWN_MARGIN_MS = 2_000;
+/** the final snapshot: capture, find the logs' ends, write and fsync (well under a second at 10,000 sessions) */
+const SNAPSHOT_SAVE_MS = 5_000;
 
 export interface RunningDaemon {
   /** how long a graceful stop may take: the mirror's flush, the log's, a margin */
@@ -47,13 +49,27 @@ export async function startDaemon(config: DaemonConfig, log: Logger, env: NodeJS
   });
   const exporter = await createExporter(otel);
   const mirror = exporter ? new OtelMirror({ config: otel, exporter, sampler: samplerFromEnv(env), version: VERSION }) : undefined;
-  // Rebuild what a previous process held in memory from the durable stream,
-  // before the first hook is accepted: pairing state and open spans.
-  const replay = await replayRecentLogs(config.logDir, config.replayWindowMs, Date.now(), (ev) => {
-    identity.restore(ev);
-    mirror?.restore(ev);
+  // --- start-up state (snapshot helper) ---
+  // Rebuild what a previous process held in memory, before the first hook is
+  // accepted (pairing state and open spans): from {stateDir}/snapshot plus
+  // the log bytes past it, or, without a usable snapshot, from the recent logs.
+  const logSink = new JsonlLogSink(config.logDir, config.logQueueMax);
+  const snapshot = new Snapshotter({
+    stateDir: config.stateDir,
+    logDir: config.logDir,
+    windowMs: config.replayWindowMs,
+    intervalMs: config.snapshotIntervalMs,
+    daemonVersion: VERSION,
+    epoch,
+    identity,
+    ...(mirror ? { mirror } : {}),
+    drained: () => logSink.flush(),
+    log,
   });
-  if (replay.events > 0) log.info('state rebuilt from the log', { files: replay.files, events: replay.events, skipped: replay.skippedLines });
+  const restored = snapshot.restore();
+  const r = restored.replay;
+  log.info('state rebuilt', { from: restored.from, ...(restored.fallback ? { fallback: restored.fallback } : {}), ms: restored.ms, lanes: restored.lanes, files: r.files, events: r.events, skipped: r.skippedLines });
+  // --- end start-up state ---
   if (mirror) {
     mirror.start();
     log.info('opentelemetry mirror on', { exporter: otel.exporter, ...(otel.exporter === 'file' ? { file: otel.file } : {}) });
@@ -65,7 +81,7 @@ export async function startDaemon(config: DaemonConfig, log: Logger, env: NodeJS
     policy: config.policy,
     identity,
     // the mirror first: it stamps traceparent before the log serializes
-    sinks: [...(mirror ? [mirror] : []), new JsonlLogSink(config.logDir, config.logQueueMax)],
+    sinks: [...(mirror ? [mirror] : []), logSink, snapshot],
     log,
     maxBodyBytes: config.maxBodyBytes,
     ...(recorder ? { recorder } : {}),
@@ -75,6 +91,7 @@ export async function startDaemon(config: DaemonConfig, log: Logger, env: NodeJS
       uptime_s: Math.round((Date.now() - started) / 1000),
       control: false,
       capture: { ceiling: config.policy.ceiling, ...config.policy.categories },
+      snapshot: snapshot.health(),
     }),
   });
   await app.listen({ host: config.host, port: config.port });
@@ -82,9 +99,10 @@ export async function startDaemon(config: DaemonConfig, log: Logger, env: NodeJS
   const port = typeof addr === 'object' && addr ? addr.port : config.port;
   const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
   log.info('hermes-aep daemon listening', { url, epoch, capture: config.policy.ceiling });
+  snapshot.start();
   let closing: Promise<void> | undefined;
   return {
-    shutdownBudgetMs: (exporter ? otel.shutdownTimeoutMs : 0) + LOG_FLUSH_MS + SHUTDOWN_MARGIN_MS,
+    shutdownBudgetMs: (exporter ? otel.shutdownTimeoutMs : 0) + LOG_FLUSH_MS + SHUTDOWN_MARGIN_MS + SNAPSHOT_SAVE_MS,
     url,
     epoch,
     bus,
@@ -93,6 +111,8 @@ export async function startDaemon(config: DaemonConfig, log: Logger, env: NodeJS
         await app.close();
         await recorder?.flush();
         await bus.shutdown();
+        // the log is flushed and nothing else arrives: the snapshot the next start reads
+        await snapshot.close();
         await ended.flush();
       })()),
   };

@@ -1,7 +1,11 @@
 import { appendFile, mkdir, rename, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { ExportResultCode, type ExportResult } from '@opentelemetry/core';
+import type { ExportResult } from '@opentelemetry/core';
 import type { ReadableSpan, SpanExporter } from '@opentelemetry/sdk-trace-base';
+
+/** `ExportResultCode` values, without loading @opentelemetry/core at start */
+const SUCCESS = 0;
+const FAILED = 1;
 
 let serializer: Promise<typeof import('@opentelemetry/otlp-transformer')> | undefined;
 
@@ -20,7 +24,7 @@ export class FileSpanExporter implements SpanExporter {
   ) {}
 
   export(spans: ReadableSpan[], done: (r: ExportResult) => void): void {
-    if (this.closed) return done({ code: ExportResultCode.FAILED, error: new Error('exporter shut down') });
+    if (this.closed) return done({ code: FAILED, error: new Error('exporter shut down') });
     this.tail = this.tail
       .then(async () => {
         // loaded at the first export, not at start: it pulls in ~300 modules (100-200 ms of a daemon's start)
@@ -29,9 +33,9 @@ export class FileSpanExporter implements SpanExporter {
         await mkdir(path.dirname(this.file), { recursive: true, mode: 0o700 });
         await this.rotateIfFull(body.length);
         await appendFile(this.file, body, { mode: 0o600 });
-        done({ code: ExportResultCode.SUCCESS });
+        done({ code: SUCCESS });
       })
-      .catch((error: unknown) => done({ code: ExportResultCode.FAILED, error: error as Error }));
+      .catch((error: unknown) => done({ code: FAILED, error: error as Error }));
   }
 
   private async rotateIfFull(incoming: number): Promise<void> {

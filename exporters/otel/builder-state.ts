@@ -53,6 +53,100 @@ export interface BuilderState {
 export const KIND_LETTER: Readonly<Record<UnitKind, string>> = { run: 'r', tool: 't', card: 'c', delegation: 'd' };
 export const LETTER_KIND: Readonly<Record<string, UnitKind>> = { r: 'run', t: 'tool', c: 'card', d: 'delegation' };
 
+/** A span context as the builder holds it. */
+interface Ctx {
+  readonly traceId: string;
+  readonly spanId: string;
+  readonly kind: UnitKind;
+}
+
+export interface UnitCapture extends Omit<UnitState, 'ctx' | 'links'> {
+  readonly ctx: Ctx;
+  readonly links: readonly { traceId: string; spanId: string; attributes: Attrs }[];
+}
+
+/** The builder's memory captured at one instant (see SpanBuilder.captureState). */
+export interface BuilderCapture {
+  readonly units: UnitCapture[];
+  readonly eventCtx: [string[], Ctx[]];
+  readonly lastRun: [string[], Ctx[]];
+  readonly delegatedBy: [string[], Ctx[]];
+  readonly sessionLast: [string[], number[]];
+  readonly closed: string[];
+}
+
+/**
+ * A capture as the JSON text of a `BuilderState`, in slices of about `slice`
+ * entries: a writer that awaits between slices never holds the event loop
+ * for long, however many entries there are.
+ */
+export function* builderStateJson(c: BuilderCapture, slice = 4096): Generator<string> {
+  const traces: string[] = [];
+  const spans: string[] = [];
+  const kinds: string[] = [];
+  const index = new Map<Ctx, number>();
+  const ref = (x: Ctx): number => {
+    let i = index.get(x);
+    if (i === undefined) {
+      i = traces.push(x.traceId) - 1;
+      spans.push(x.spanId);
+      kinds.push(KIND_LETTER[x.kind]);
+      index.set(x, i);
+    }
+    return i;
+  };
+  yield '{"units":';
+  // units carry up to 512 events each: a few per piece
+  yield* array(c.units, 16, (u) =>
+    JSON.stringify({
+      key: u.key,
+      kind: u.kind,
+      session: u.session,
+      ctx: ref(u.ctx),
+      ...(u.parent !== undefined ? { parent: u.parent } : {}),
+      name: u.name,
+      start: u.start,
+      startKnown: u.startKnown,
+      last: u.last,
+      attributes: u.attributes,
+      events: u.events,
+      dropped: u.dropped,
+      links: u.links.map((l) => [l.traceId, l.spanId, l.attributes]),
+      status: u.status,
+    }),
+  );
+  for (const name of ['eventCtx', 'lastRun', 'delegatedBy'] as const) {
+    yield `,"${name}":[`;
+    yield* array(c[name][0], slice);
+    yield ',';
+    yield* array(c[name][1], slice, (x) => String(ref(x)));
+    yield ']';
+  }
+  yield ',"sessionLast":[';
+  yield* array(c.sessionLast[0], slice);
+  yield ',';
+  yield* array(c.sessionLast[1], slice);
+  yield '],"closed":';
+  yield* array(c.closed, slice);
+  yield ',"ctx":[';
+  yield* array(traces, slice);
+  yield ',';
+  yield* array(spans, slice);
+  yield `,${JSON.stringify(kinds.join(''))}]}`;
+}
+
+/** A JSON array, `slice` elements per piece. */
+function* array<T>(items: readonly T[], slice: number, each: (x: T) => string = (x) => JSON.stringify(x)): Generator<string> {
+  yield '[';
+  const step = Math.max(1, Math.floor(slice));
+  for (let i = 0; i < items.length; i += step) {
+    const part: string[] = [];
+    for (let j = i; j < Math.min(items.length, i + step); j++) part.push(each(items[j]!));
+    yield (i > 0 ? ',' : '') + part.join(',');
+  }
+  yield ']';
+}
+
 const KINDS = new Set<string>(['run', 'tool', 'card', 'delegation']);
 const STATUS = new Set<string>(['unset', 'ok', 'error']);
 

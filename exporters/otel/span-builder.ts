@@ -16,7 +16,7 @@ export interface SpanCtx {
   readonly kind: UnitKind;
 }
 
-import { KIND_LETTER, LETTER_KIND, type BuilderState, type Columns, type UnitKind, type UnitState } from './builder-state.js';
+import { builderStateJson, LETTER_KIND, type BuilderCapture, type BuilderState, type Columns, type UnitCapture, type UnitKind } from './builder-state.js';
 type Outcome = 'complete' | 'session_ended' | 'idle' | 'evicted' | 'superseded';
 /** children close before their parents */
 const ORDER: readonly UnitKind[] = ['card', 'tool', 'delegation', 'run'];
@@ -167,62 +167,46 @@ export class SpanBuilder {
   }
 
   /**
-   * The builder's memory as plain data (the start-up snapshot): open units and
-   * the lookups later events need, each in its own order. Synchronous, and
-   * shares nothing mutable with the builder.
+   * The builder's memory for the start-up snapshot, captured at once: open
+   * units copied, the lookups as key and value columns, each in its own
+   * order. Cheap (the span contexts are shared, they never change); turning
+   * it into JSON (`builderStateJson`) can then happen in slices.
    */
-  saveState(): BuilderState {
-    const traces: string[] = [];
-    const spans: string[] = [];
-    let kinds = '';
-    const index = new Map<SpanCtx, number>();
-    const ref = (c: SpanCtx): number => {
-      let i = index.get(c);
-      if (i === undefined) {
-        i = traces.push(c.traceId) - 1;
-        spans.push(c.spanId);
-        kinds += KIND_LETTER[c.kind];
-        index.set(c, i);
-      }
-      return i;
-    };
-    const units: UnitState[] = [];
+  captureState(): BuilderCapture {
+    const units: UnitCapture[] = [];
     for (const u of this.open.values()) {
       units.push({
         key: u.key,
         kind: u.kind,
         session: u.session,
-        ctx: ref(u.ctx),
+        ctx: u.ctx,
         ...(u.parentSpanId !== undefined ? { parent: u.parentSpanId } : {}),
         name: u.name,
         start: u.startMs,
         startKnown: u.startKnown,
         last: u.lastMs,
+        // attributes change at a terminal; events, links and contexts never change once added
         attributes: { ...u.attributes },
-        events: u.events.map((e) => ({ ...e, attributes: { ...e.attributes } })),
+        events: u.events.slice(),
         dropped: u.droppedEvents,
-        links: u.links.map((l) => [l.traceId, l.spanId, { ...l.attributes }]),
-        status: { ...u.status },
+        links: u.links.slice(),
+        status: u.status,
       });
     }
-    const refs = (m: RecencyMap<string, SpanCtx>): Columns<number> => {
-      const keys: string[] = [];
-      const values: number[] = [];
-      for (const [k, c] of m.entries()) {
-        keys.push(k);
-        values.push(ref(c));
-      }
-      return [keys, values];
-    };
+    const cols = <V>(m: RecencyMap<string, V>): [string[], V[]] => [[...m.keys()], [...m.values()]];
     return {
       units,
-      eventCtx: refs(this.eventCtx),
-      lastRun: refs(this.lastRun),
-      delegatedBy: refs(this.delegatedBy),
-      sessionLast: [[...this.sessionLast.keys()], [...this.sessionLast.values()]],
+      eventCtx: cols(this.eventCtx),
+      lastRun: cols(this.lastRun),
+      delegatedBy: cols(this.delegatedBy),
+      sessionLast: cols(this.sessionLast),
       closed: [...this.closedMap.keys()],
-      ctx: [traces, spans, kinds],
     };
+  }
+
+  /** The same memory as parsed JSON (what a snapshot holds). */
+  saveState(): BuilderState {
+    return JSON.parse([...builderStateJson(this.captureState())].join('')) as BuilderState;
   }
 
   /**

@@ -363,7 +363,7 @@ export class IdentityStage {
    * as after a replay. Lanes `keep` refuses are left out; past `maxSessions`
    * the least recently seen go, as at runtime.
    */
-  loadLanes(lanes: Iterable<{ session: string; ended: boolean; dormant: string }>, keep: (session: string) => boolean = () => true): void {
+  loadLanes(lanes: Iterable<{ session: string; ended: boolean; dormant: string | Uint8Array }>, keep: (session: string) => boolean = () => true): void {
     if (this.lanes.size > 0) throw new Error('loadLanes needs a stage without lanes');
     for (const l of lanes) {
       if (!keep(l.session)) continue;

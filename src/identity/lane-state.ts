@@ -64,19 +64,23 @@ export interface DormantLane {
   readonly session: string;
   readonly ended: boolean;
   readonly seq: number;
-  /** the lane as `encodeLane` wrote it */
-  readonly dormant: string;
+  /** the lane as `encodeLane` wrote it (UTF-8 bytes when read from a snapshot: decoded only if used) */
+  readonly dormant: string | Uint8Array;
 }
 
 export const isDormant = (l: SessionLane | DormantLane): l is DormantLane => 'dormant' in l;
+
+/** A dormant lane's JSON as text. */
+export const laneText = (d: DormantLane): string =>
+  typeof d.dormant === 'string' ? d.dormant : Buffer.from(d.dormant.buffer, d.dormant.byteOffset, d.dormant.byteLength).toString('utf8');
 
 export function encodeLane(l: SessionLane): string {
   return JSON.stringify(saveLane(l));
 }
 
 /** The lane `encodeLane` described, at `seq`; throws if the text is not such a lane. */
-export function decodeLane(text: string, seq: number, session: string): SessionLane {
-  const s = checkLane(JSON.parse(text));
+export function decodeLane(text: string | Uint8Array, seq: number, session: string): SessionLane {
+  const s = checkLane(JSON.parse(typeof text === 'string' ? text : Buffer.from(text.buffer, text.byteOffset, text.byteLength).toString('utf8')));
   if (s.session !== session) throw new Bad('invalid lane state: session');
   return {
     session: s.session,

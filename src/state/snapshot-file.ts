@@ -1,5 +1,5 @@
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
-import { open, rename, unlink } from 'node:fs/promises';
+import { open, rename, unlink, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { crc32 } from 'node:zlib';
 import { z } from 'zod';
@@ -9,8 +9,8 @@ import type { LogCursor } from '../daemon/log-replay.js';
  * `{stateDir}/snapshot`: what a daemon process held in memory, so the next
  * one starts from it instead of re-reading every recent log.
  *
- *   line 1   header (JSON): format, version, who wrote it and for which log
- *            dir, the body's length and CRC-32
+ *   line 1   header (JSON, padded to HEADER_SLOT bytes): format, version,
+ *            who wrote it and for which log dir, the body's length and CRC-32
  *   body     line: the log cursors, as columns [names, offsets, inodes, mtimes]
  *            line: the span builder's state (JSON), or null with the mirror off
  *            then one line per identity lane, least recently seen first:
@@ -46,14 +46,15 @@ export type SnapshotHeader = z.infer<typeof headerSchema>;
 export interface SnapshotLane {
   readonly session: string;
   readonly ended: boolean;
-  readonly dormant: string;
+  /** the lane's JSON: text, or its UTF-8 bytes as read (decoded only when the lane is used) */
+  readonly dormant: string | Uint8Array;
 }
 
 export interface SnapshotContent {
   readonly header: SnapshotHeader;
   readonly cursors: Map<string, LogCursor>;
-  /** the span builder's state as parsed JSON (checked by its owner), or null */
-  readonly mirror: unknown;
+  /** the span builder's state as JSON bytes (parsed and checked by its owner, when it needs it), or null */
+  readonly mirror: Buffer | null;
   readonly lanes: SnapshotLane[];
 }
 
@@ -70,13 +71,24 @@ export function snapshotPath(stateDir: string): string {
   return path.join(stateDir, 'snapshot');
 }
 
-/** The bytes of a snapshot: header line + body, as one buffer. */
-export function encodeSnapshot(
+/** The header line is padded to this many bytes, so it can be written last, once the body's length and CRC are known. */
+export const HEADER_SLOT = 8192;
+/** Body bytes gathered before one write: the event loop is free between writes. */
+const WRITE_CHUNK = 256 * 1024;
+
+/**
+ * Write a snapshot atomically (tmp, fsync, rename, directory fsync), the body
+ * streamed in slices: `mirror` is the span builder's state as JSON pieces
+ * (or null), produced as the writes go, so a big state never holds the
+ * event loop in one piece. Resolves with the bytes written.
+ */
+export async function writeSnapshot(
+  file: string,
   h: Omit<SnapshotHeader, 'format' | 'version' | 'lanes' | 'files' | 'body_bytes' | 'crc32'>,
   cursors: ReadonlyMap<string, LogCursor>,
-  mirror: unknown,
+  mirror: Iterable<string> | null,
   lanes: readonly SnapshotLane[],
-): Buffer {
+): Promise<number> {
   const names: string[] = [];
   const offsets: number[] = [];
   const inos: number[] = [];
@@ -87,19 +99,92 @@ export function encodeSnapshot(
     inos.push(c.ino);
     mtimes.push(c.mtimeMs);
   }
-  const parts: string[] = [JSON.stringify([names, offsets, inos, mtimes]), '\n', JSON.stringify(mirror ?? null), '\n'];
-  for (const l of lanes) parts.push(JSON.stringify(l.session), l.ended ? '\t1\t' : '\t0\t', l.dormant, '\n');
-  const body = Buffer.from(parts.join(''), 'utf8');
-  const header: SnapshotHeader = {
-    format: SNAPSHOT_FORMAT,
-    version: SNAPSHOT_VERSION,
-    ...h,
-    lanes: lanes.length,
-    files: names.length,
-    body_bytes: body.length,
-    crc32: crc32(body),
-  };
-  return Buffer.concat([Buffer.from(`${JSON.stringify(header)}\n`, 'utf8'), body]);
+  const tmp = `${file}.${process.pid}.tmp`;
+  let pos = HEADER_SLOT;
+  try {
+    const fh = await open(tmp, 'w', 0o600);
+    try {
+      let crc = 0;
+      let parts: (string | Uint8Array)[] = [];
+      let size = 0;
+      const put = (s: string | Uint8Array): boolean => {
+        parts.push(s);
+        size += typeof s === 'string' ? s.length : s.byteLength;
+        return size >= WRITE_CHUNK;
+      };
+      const flush = async () => {
+        if (parts.length === 0) return;
+        const buf = Buffer.concat(joinStrings(parts).map((p) => (typeof p === 'string' ? Buffer.from(p, 'utf8') : p)));
+        parts = [];
+        size = 0;
+        crc = crc32(buf, crc);
+        await writeAll(fh, buf, pos);
+        pos += buf.length;
+      };
+      put(JSON.stringify([names, offsets, inos, mtimes]));
+      put('\n');
+      if (mirror === null) put('null');
+      else for (const piece of mirror) if (put(piece)) await flush();
+      put('\n');
+      for (const l of lanes) {
+        put(`${JSON.stringify(l.session)}${l.ended ? '\t1\t' : '\t0\t'}`);
+        put(l.dormant);
+        if (put('\n')) await flush();
+      }
+      await flush();
+      const header: SnapshotHeader = {
+        format: SNAPSHOT_FORMAT,
+        version: SNAPSHOT_VERSION,
+        ...h,
+        lanes: lanes.length,
+        files: names.length,
+        body_bytes: pos - HEADER_SLOT,
+        crc32: crc,
+      };
+      const line = JSON.stringify(header);
+      if (Buffer.byteLength(line) >= HEADER_SLOT) throw new Error('snapshot header does not fit its slot');
+      await writeAll(fh, Buffer.from(`${line.padEnd(HEADER_SLOT - 1, ' ')}\n`, 'utf8'), 0);
+      await fh.sync();
+    } finally {
+      await fh.close();
+    }
+    await rename(tmp, file);
+  } catch (err) {
+    await unlink(tmp).catch(() => undefined);
+    throw err;
+  }
+  const dir = await open(path.dirname(file), 'r');
+  try {
+    await dir.sync();
+  } finally {
+    await dir.close();
+  }
+  return pos;
+}
+
+/** Runs of strings joined into one (fewer, larger buffers to concatenate). */
+function joinStrings(parts: readonly (string | Uint8Array)[]): (string | Uint8Array)[] {
+  const out: (string | Uint8Array)[] = [];
+  let run: string[] = [];
+  for (const p of parts) {
+    if (typeof p === 'string') run.push(p);
+    else {
+      if (run.length > 0) out.push(run.join(''));
+      run = [];
+      out.push(p);
+    }
+  }
+  if (run.length > 0) out.push(run.join(''));
+  return out;
+}
+
+async function writeAll(fh: FileHandle, buf: Buffer, at: number): Promise<void> {
+  let off = 0;
+  while (off < buf.length) {
+    const { bytesWritten } = await fh.write(buf, off, buf.length - off, at + off);
+    if (bytesWritten <= 0) throw new Error('short write');
+    off += bytesWritten;
+  }
 }
 
 /**
@@ -135,6 +220,7 @@ export function readSnapshot(file: string): SnapshotContent | undefined {
   if (nl < 0) reject('no header');
   let raw: unknown;
   try {
+    // the header line is padded with spaces (JSON allows them)
     raw = JSON.parse(buf.toString('utf8', 0, nl));
   } catch {
     return reject('header is not JSON');
@@ -149,40 +235,40 @@ export function readSnapshot(file: string): SnapshotContent | undefined {
   const body = buf.subarray(nl + 1);
   if (body.length !== header.body_bytes) reject('truncated');
   if (crc32(body) !== header.crc32) reject('checksum mismatch');
-  const text = body.toString('utf8');
-  const l1 = text.indexOf('\n');
-  const l2 = l1 < 0 ? -1 : text.indexOf('\n', l1 + 1);
+  const l1 = body.indexOf(10);
+  const l2 = l1 < 0 ? -1 : body.indexOf(10, l1 + 1);
   if (l2 < 0) reject('body shape');
   let cols: unknown;
-  let mirror: unknown;
   try {
-    cols = JSON.parse(text.slice(0, l1));
-    mirror = JSON.parse(text.slice(l1 + 1, l2));
+    cols = JSON.parse(body.toString('utf8', 0, l1));
   } catch {
     return reject('body is not JSON');
   }
+  const rawMirror = body.subarray(l1 + 1, l2);
+  const mirror = rawMirror.length === 4 && rawMirror.toString('latin1') === 'null' ? null : rawMirror;
   const cursors = readCursors(cols);
   if (cursors.size !== header.files) reject('cursor count');
+  // lanes: split on bytes (a JSON string holds no raw tab or newline); each lane's JSON stays bytes until used
   const lanes: SnapshotLane[] = [];
   let at = l2 + 1;
-  while (at < text.length) {
-    const end = text.indexOf('\n', at);
+  while (at < body.length) {
+    const end = body.indexOf(10, at);
     if (end < 0) reject('lane line');
-    const tab = text.indexOf('\t', at);
-    if (tab < 0 || tab > end - 3 || text[tab + 2] !== '\t' || (text[tab + 1] !== '0' && text[tab + 1] !== '1')) reject('lane line');
+    const tab = body.indexOf(9, at);
+    if (tab < 0 || tab > end - 3 || body[tab + 2] !== 9 || (body[tab + 1] !== 48 && body[tab + 1] !== 49)) reject('lane line');
     let session: unknown;
     // most ids need no unescaping: take them as they stand, parse the others
-    const raw = tab - at >= 2 && text.charCodeAt(at) === 34 && text.charCodeAt(tab - 1) === 34 ? text.slice(at + 1, tab - 1) : undefined;
-    if (raw !== undefined && !raw.includes('\\') && !raw.includes('"')) session = raw;
+    const plain = tab - at >= 2 && body[at] === 34 && body[tab - 1] === 34 && !body.subarray(at + 1, tab - 1).some((b) => b === 92 || b === 34);
+    if (plain) session = body.toString('utf8', at + 1, tab - 1);
     else {
       try {
-        session = JSON.parse(text.slice(at, tab));
+        session = JSON.parse(body.toString('utf8', at, tab));
       } catch {
         return reject('lane session');
       }
     }
     if (typeof session !== 'string') reject('lane session');
-    lanes.push({ session: session as string, ended: text[tab + 1] === '1', dormant: text.slice(tab + 3, end) });
+    lanes.push({ session: session as string, ended: body[tab + 1] === 49, dormant: body.subarray(tab + 3, end) });
     at = end + 1;
   }
   if (lanes.length !== header.lanes) reject('lane count');
@@ -207,28 +293,4 @@ function readCursors(v: unknown): Map<string, LogCursor> {
     out.set(name as string, { offset: offset as number, ino: ino as number, mtimeMs: mtimeMs as number });
   }
   return out;
-}
-
-/** Write a file so that a crash at any point leaves the old one or the new one: tmp, fsync, rename, fsync the directory. */
-export async function writeFileAtomic(file: string, data: Buffer): Promise<void> {
-  const tmp = `${file}.${process.pid}.tmp`;
-  try {
-    const fh = await open(tmp, 'w', 0o600);
-    try {
-      await fh.writeFile(data);
-      await fh.sync();
-    } finally {
-      await fh.close();
-    }
-    await rename(tmp, file);
-  } catch (err) {
-    await unlink(tmp).catch(() => undefined);
-    throw err;
-  }
-  const dir = await open(path.dirname(file), 'r');
-  try {
-    await dir.sync();
-  } finally {
-    await dir.close();
-  }
 }

@@ -6,10 +6,11 @@ import { emptyCounts, listLogs, logDirOf, replayLog, replayWholeLog, type LogCur
 import type { Logger } from '../daemon/log.js';
 import type { EventSink } from '../sinks/sink.js';
 import { safeFileName } from '../sinks/safe-file-name.js';
-import { checkBuilderState, type BuilderState } from '../../exporters/otel/builder-state.js';
+import { checkBuilderState } from '../../exporters/otel/builder-state.js';
 import type { OtelMirror } from '../../exporters/otel/otel-mirror.js';
 import { findLineEnd } from './find-line.js';
-import { encodeSnapshot, readSnapshot, snapshotPath, SnapshotRejected, writeFileAtomic, type SnapshotContent } from './snapshot-file.js';
+import { readSnapshot, snapshotPath, SnapshotRejected, writeSnapshot, type SnapshotContent } from './snapshot-file.js';
+import { builderStateJson } from '../../exporters/otel/builder-state.js';
 
 export interface SnapshotOptions {
   readonly stateDir: string;
@@ -69,7 +70,7 @@ export class Snapshotter implements EventSink {
   private saves = 0;
   private failures = 0;
   private lastError: string | undefined;
-  private lastSave: { at: number; reason: string; captureMs: number; totalMs: number; bytes: number } | undefined;
+  private lastSave: { at: number; reason: string; captureMs: number; writeMs: number; totalMs: number; bytes: number } | undefined;
 
   constructor(private readonly opts: SnapshotOptions) {
     this.file = snapshotPath(opts.stateDir);
@@ -104,7 +105,9 @@ export class Snapshotter implements EventSink {
         ? {
             last_save_age_s: Math.round((this.now() - this.lastSave.at) / 1000),
             last_save_reason: this.lastSave.reason,
+            // capture holds the event loop (hooks wait meanwhile); the write is sliced between awaits
             last_save_capture_ms: this.lastSave.captureMs,
+            last_save_write_ms: this.lastSave.writeMs,
             last_save_ms: this.lastSave.totalMs,
             last_save_bytes: this.lastSave.bytes,
           }
@@ -143,14 +146,23 @@ export class Snapshotter implements EventSink {
     let lanes = 0;
     if (plan) {
       const { snap, mirror, cursors } = plan;
-      const kept = new Map<string, boolean>();
-      const keep = (session: string) => {
-        let k = kept.get(session);
-        if (k === undefined) kept.set(session, (k = cursors.has(`${safeFileName(session)}.jsonl`)));
-        return k;
-      };
+      // the sessions whose logs are gone or out of the window are not rebuilt (usually none: then no check at all)
+      const dropped = new Set([...snap.cursors.keys()].filter((name) => !cursors.has(name)));
+      const keep = dropped.size === 0 ? () => true : (session: string) => !dropped.has(`${safeFileName(session)}.jsonl`);
       this.opts.identity.loadLanes(snap.lanes, keep);
-      if (mirror && this.opts.mirror) this.opts.mirror.loadState(mirror, keep);
+      if (mirror && this.opts.mirror) {
+        const m = this.opts.mirror;
+        // parsed and loaded after the daemon listens (or when first needed); unreadable → the mirror replays the logs
+        m.deferState(
+          () => checkBuilderState(JSON.parse(mirror.toString('utf8'))),
+          keep,
+          () => {
+            const c = emptyCounts();
+            for (const f of files) if (inWindow(f)) replayWholeLog(f, (ev) => m.restore(ev), c);
+            this.opts.log.error('snapshot: the span state did not read back; rebuilt from the logs', { events: c.events });
+          },
+        );
+      }
       lanes = snap.lanes.length;
       // then, in directory order as a replay would: the bytes past the snapshot, and the logs it does not know
       for (const f of files) {
@@ -193,14 +205,10 @@ export class Snapshotter implements EventSink {
     if (h.daemon !== this.opts.daemonVersion) throw new SnapshotRejected(`written by daemon ${h.daemon}`);
     if (path.resolve(h.log_dir) !== path.resolve(this.opts.logDir)) throw new SnapshotRejected('written for another log dir');
     const want = this.opts.mirror?.stateFingerprint ?? null;
-    let mirror: BuilderState | undefined;
+    let mirror: Buffer | undefined;
     if (want !== null) {
-      if (h.mirror !== want) throw new SnapshotRejected(h.mirror === null ? 'written with the mirror off' : 'written under other mirror settings');
-      try {
-        mirror = checkBuilderState(snap.mirror);
-      } catch {
-        throw new SnapshotRejected('mirror state');
-      }
+      if (h.mirror !== want || snap.mirror === null) throw new SnapshotRejected(h.mirror === null ? 'written with the mirror off' : 'written under other mirror settings');
+      mirror = snap.mirror;
     }
     const byName = new Map(files.map((f) => [f.name, f]));
     const cursors = new Map<string, LogCursor>();
@@ -251,7 +259,7 @@ export class Snapshotter implements EventSink {
     const dirty = this.dirty;
     this.dirty = new Map();
     const lanes = this.opts.identity.saveLanes();
-    const mirror = this.opts.mirror?.saveState() ?? null;
+    const mirror = this.opts.mirror?.captureState() ?? null;
     const captureMs = performance.now() - t0;
     try {
       // every captured event in its log, then where each changed log's last captured event ends
@@ -270,7 +278,9 @@ export class Snapshotter implements EventSink {
       for (const [name, c] of found) cursors.set(name, c!);
       // a log out of the window is not rebuilt at the next start anyway
       for (const [name, c] of cursors) if (c.mtimeMs < now - this.opts.windowMs) cursors.delete(name);
-      const data = encodeSnapshot(
+      const w0 = performance.now();
+      const bytes = await writeSnapshot(
+        this.file,
         {
           daemon: this.opts.daemonVersion,
           written_at: new Date(now).toISOString(),
@@ -280,14 +290,14 @@ export class Snapshotter implements EventSink {
           mirror: this.opts.mirror?.stateFingerprint ?? null,
         },
         cursors,
-        mirror,
+        mirror ? builderStateJson(mirror) : null,
         lanes,
       );
-      await writeFileAtomic(this.file, data);
+      const writeMs = performance.now() - w0;
       this.cursors = cursors;
       this.saves++;
       this.lastError = undefined;
-      this.lastSave = { at: now, reason, captureMs: Math.round(captureMs), totalMs: Math.round(performance.now() - t0), bytes: data.length };
+      this.lastSave = { at: now, reason, captureMs: Math.round(captureMs), writeMs: Math.round(writeMs), totalMs: Math.round(performance.now() - t0), bytes };
       return true;
     } catch (err) {
       // the sessions of this attempt are still to be covered by the next one
@@ -303,7 +313,8 @@ export class Snapshotter implements EventSink {
 
 interface Plan {
   readonly snap: SnapshotContent;
-  readonly mirror: BuilderState | undefined;
+  /** the span builder's state, still JSON bytes */
+  readonly mirror: Buffer | undefined;
   readonly cursors: Map<string, LogCursor>;
 }
 

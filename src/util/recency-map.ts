@@ -71,13 +71,22 @@ export class RecencyMap<K, V> {
    */
   load(keys: readonly K[], values: readonly V[], only?: (key: K) => boolean): void {
     if (this.map.size > 0) throw new Error('RecencyMap.load needs an empty map');
-    // only the newest max can survive; duplicates keep their last position, as with set
-    for (let i = Math.max(0, keys.length - this.max); i < keys.length; i++) {
-      const k = keys[i]!;
-      if (only && !only(k)) continue;
-      if (this.map.has(k)) this.map.delete(k);
-      this.map.set(k, values[i]!);
+    let n = 0;
+    for (let i = 0; i < keys.length; i++) {
+      if (only && !only(keys[i]!)) continue;
+      this.map.set(keys[i]!, values[i]!);
+      n++;
     }
+    if (this.map.size !== n) {
+      // a key listed twice: again, with set's rule (it takes its last position)
+      this.map.clear();
+      for (let i = 0; i < keys.length; i++) {
+        if (only && !only(keys[i]!)) continue;
+        this.map.delete(keys[i]!);
+        this.map.set(keys[i]!, values[i]!);
+      }
+    }
+    while (this.map.size > this.max) this.shift();
   }
 
   /** Oldest first. */

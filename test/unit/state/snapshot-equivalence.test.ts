@@ -5,6 +5,7 @@ import type { AepEvent } from '../../../src/aep/event.js';
 import { tempDir } from '../../support/processes.js';
 import { SENTINEL, type Envelope } from '../../support/scripted-session.js';
 import { soakSchedule, soakSession, soakSessionId } from '../../support/soak-history.js';
+import { laneText } from '../../../src/identity/lane-state.js';
 import { openWorld, spanJson, type World } from '../../support/snapshot-world.js';
 
 /**
@@ -54,7 +55,7 @@ function continuation(h: ReturnType<typeof history>): Envelope[] {
 /** The pairing state that matters, per session, whatever order the lanes are in. */
 function laneView(w: World): unknown {
   const lanes = w.identity.saveLanes().map((l) => {
-    const x = JSON.parse(l.dormant) as Record<string, unknown>;
+    const x = JSON.parse(laneText(l)) as Record<string, unknown>;
     delete x.lastSeen; // when the lane was last touched: bookkeeping, read by nothing
     // a live approval also knows its tool call; one rebuilt from the log pairs by key (the same card either way)
     x.approvals = (x.approvals as unknown[][]).map((c) => [c[0], c[1], c[2], c[4]]);

@@ -1,8 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { appendFileSync, cpSync, readdirSync, readFileSync, renameSync, statSync, truncateSync, utimesSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { crc32 } from 'node:zlib';
 import { tempDir } from '../../support/processes.js';
 import { soakSchedule } from '../../support/soak-history.js';
+import { laneText } from '../../../src/identity/lane-state.js';
 import { openWorld, type World } from '../../support/snapshot-world.js';
 
 /**
@@ -32,7 +34,7 @@ function view(w: World): string {
   const lanes = w.identity
     .saveLanes()
     .map((l) => {
-      const x = JSON.parse(l.dormant) as Record<string, unknown>;
+      const x = JSON.parse(laneText(l)) as Record<string, unknown>;
       delete x.lastSeen;
       x.approvals = (x.approvals as unknown[][]).map((c) => [c[0], c[1], c[2], c[4]]);
       return JSON.stringify(x);
@@ -122,6 +124,15 @@ describe('snapshot fallbacks', () => {
     });
   }
 
+  it('span state that does not read back (sound file, wrong content): lanes from the snapshot, spans rebuilt from the logs', async () => {
+    const w = await written();
+    rewriteBody(w.snap, (lines) => [lines[0]!, '{"units":"not a list"}', ...lines.slice(2)]);
+    const b = await open(w.root, w.clock());
+    expect(b.restored.from).toBe('snapshot');
+    expect(view(b)).toBe(view(await replayOf(w.root, w.clock())));
+    expect(b.mirror!.stats()).toMatchObject({ state_rebuilt_from_logs: true });
+  });
+
   it('a snapshot written with the mirror off is not used with it on', async () => {
     const w = await written({ mirror: false });
     const b = await open(w.root, w.clock());
@@ -209,4 +220,14 @@ function rewriteHeader(file: string, change: (h: Record<string, unknown>) => Rec
   const nl = b.indexOf(10);
   const h = change(JSON.parse(b.toString('utf8', 0, nl)) as Record<string, unknown>);
   writeFileSync(file, Buffer.concat([Buffer.from(`${JSON.stringify(h)}\n`), b.subarray(nl + 1)]));
+}
+
+/** Replace the body's lines and fix the header's length and CRC, as a writer with a bug would have written it. */
+function rewriteBody(file: string, change: (lines: string[]) => string[]): void {
+  const b = readFileSync(file);
+  const nl = b.indexOf(10);
+  const h = JSON.parse(b.toString('utf8', 0, nl)) as Record<string, unknown>;
+  const body = Buffer.from(change(b.toString('utf8', nl + 1).split('\n')).join('\n'), 'utf8');
+  const header = JSON.stringify({ ...h, body_bytes: body.length, crc32: crc32(body) }).padEnd(nl, ' ');
+  writeFileSync(file, Buffer.concat([Buffer.from(`${header}\n`), body]));
 }

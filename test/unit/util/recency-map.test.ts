@@ -56,3 +56,21 @@ describe('RecencyMap', () => {
     expect([...s]).toEqual(['c', 'a', 'd']);
   });
 });
+
+describe('RecencyMap.load', () => {
+  it('fills an empty map exactly as set would, duplicates and filters included', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 10 }), fc.array(fc.integer({ min: 0, max: 15 }), { maxLength: 60 }), fc.boolean(), (max, keys, filter) => {
+        const only = filter ? (k: number) => k % 3 !== 0 : undefined;
+        const ref = new RecencyMap<number, number>(max);
+        keys.forEach((k, i) => {
+          if (!only || only(k)) ref.set(k, i);
+        });
+        const m = new RecencyMap<number, number>(max);
+        m.load(keys, keys.map((_, i) => i), only);
+        expect([...m.entries()]).toEqual([...ref.entries()]);
+      }),
+      { numRuns: 300 },
+    );
+  });
+});

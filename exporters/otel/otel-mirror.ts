@@ -10,6 +10,9 @@ import { SpanBuilder } from './span-builder.js';
 import type { SpanRecord } from './span-record.js';
 import type { BuilderCapture, BuilderState } from './builder-state.js';
 
+/** how long after `start()` a deferred state begins to load in the background */
+const BACKGROUND_LOAD_DELAY_MS = 100;
+
 interface PendingState {
   readonly read: () => BuilderState;
   readonly keep: (session: string) => boolean;
@@ -213,7 +216,8 @@ export class OtelMirror implements EventSink {
       while (performance.now() - t0 < 10 && this.loadStep());
       if (this.pending) setImmediate(tick);
     };
-    setImmediate(tick);
+    // a moment after the daemon listens, so its first answers do not wait behind it (a hook settles it at once)
+    setTimeout(tick, BACKGROUND_LOAD_DELAY_MS).unref();
   }
 
   /** What the span builder's memory depends on besides the log: a snapshot taken under another value is not loaded. */

@@ -1,6 +1,9 @@
-import { ExportResultCode, type ExportResult } from '@opentelemetry/core';
+import type { ExportResult } from '@opentelemetry/core';
 import type { ReadableSpan, SpanExporter } from '@opentelemetry/sdk-trace-base';
 import { errorCode } from '../../src/sinks/health-latch.js';
+
+/** `ExportResultCode.SUCCESS`, without loading @opentelemetry/core at start */
+const SUCCESS = 0;
 
 /** Wraps an exporter to count what reached it, what it delivered, and what it lost; `onResult` hears each outcome. */
 export class CountingExporter implements SpanExporter {
@@ -17,7 +20,7 @@ export class CountingExporter implements SpanExporter {
   export(spans: ReadableSpan[], done: (r: ExportResult) => void): void {
     this.received += spans.length;
     this.inner.export(spans, (r) => {
-      if (r.code === ExportResultCode.SUCCESS) {
+      if (r.code === SUCCESS) {
         this.exported += spans.length;
         this.onResult?.(true);
       } else {

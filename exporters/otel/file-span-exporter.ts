@@ -1,8 +1,13 @@
 import { appendFile, mkdir, rename, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { ExportResultCode, type ExportResult } from '@opentelemetry/core';
-import { JsonTraceSerializer } from '@opentelemetry/otlp-transformer';
+import type { ExportResult } from '@opentelemetry/core';
 import type { ReadableSpan, SpanExporter } from '@opentelemetry/sdk-trace-base';
+
+/** `ExportResultCode` values, without loading @opentelemetry/core at start */
+const SUCCESS = 0;
+const FAILED = 1;
+
+let serializer: Promise<typeof import('@opentelemetry/otlp-transformer')> | undefined;
 
 /**
  * The embedded default when no collector is configured: each export batch is
@@ -19,16 +24,18 @@ export class FileSpanExporter implements SpanExporter {
   ) {}
 
   export(spans: ReadableSpan[], done: (r: ExportResult) => void): void {
-    if (this.closed) return done({ code: ExportResultCode.FAILED, error: new Error('exporter shut down') });
-    const body = Buffer.concat([Buffer.from(JsonTraceSerializer.serializeRequest(spans) ?? new Uint8Array()), Buffer.from('\n')]);
+    if (this.closed) return done({ code: FAILED, error: new Error('exporter shut down') });
     this.tail = this.tail
       .then(async () => {
+        // loaded at the first export, not at start: it pulls in ~300 modules (100-200 ms of a daemon's start)
+        const { JsonTraceSerializer } = await (serializer ??= import('@opentelemetry/otlp-transformer'));
+        const body = Buffer.concat([Buffer.from(JsonTraceSerializer.serializeRequest(spans) ?? new Uint8Array()), Buffer.from('\n')]);
         await mkdir(path.dirname(this.file), { recursive: true, mode: 0o700 });
         await this.rotateIfFull(body.length);
         await appendFile(this.file, body, { mode: 0o600 });
-        done({ code: ExportResultCode.SUCCESS });
+        done({ code: SUCCESS });
       })
-      .catch((error: unknown) => done({ code: ExportResultCode.FAILED, error: error as Error }));
+      .catch((error: unknown) => done({ code: FAILED, error: error as Error }));
   }
 
   private async rotateIfFull(incoming: number): Promise<void> {

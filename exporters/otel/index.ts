@@ -3,7 +3,5 @@ export { loadOtelConfig, type OtelConfig, type ExporterKind } from './otel-confi
 export { createExporter } from './exporter-factory.js';
 export { samplerFromEnv, type TraceSampler } from './sampler.js';
 export { SpanBuilder, type SpanCtx, type BuilderOptions } from './span-builder.js';
-export { FileSpanExporter } from './file-span-exporter.js';
-export { toReadableSpan } from './readable-span.js';
 export type { SpanRecord } from './span-record.js';
 export { traceIdFor, runSpanId, toolSpanId, cardSpanId, delegationSpanId, traceparent } from './ids.js';

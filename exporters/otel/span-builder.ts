@@ -6,6 +6,7 @@ import { cardSpanId, delegationSpanId, orphanTraceId, runSpanId, toolSpanId, tra
 import type { TraceSampler } from './sampler.js';
 import { cardStartAttrs, delegationStartAttrs, runStartAttrs, terminalAttrs, toolStartAttrs } from './span-attributes.js';
 import type { Attrs, SpanRecord } from './span-record.js';
+import { RecencyMap } from '../../src/util/recency-map.js';
 
 /** A span's identity, as other spans link to it and AEP events point at it. */
 export interface SpanCtx {
@@ -15,7 +16,7 @@ export interface SpanCtx {
   readonly kind: UnitKind;
 }
 
-type UnitKind = 'run' | 'tool' | 'card' | 'delegation';
+import { builderStateJson, LETTER_KIND, type BuilderCapture, type BuilderState, type Columns, type UnitCapture, type UnitKind } from './builder-state.js';
 type Outcome = 'complete' | 'session_ended' | 'idle' | 'evicted' | 'superseded';
 /** children close before their parents */
 const ORDER: readonly UnitKind[] = ['card', 'tool', 'delegation', 'run'];
@@ -67,15 +68,18 @@ const MAX_DATA_CHARS = 16_384;
  */
 export class SpanBuilder {
   readonly counters: BuilderCounters = { late: 0, finished: 0, incomplete: 0, evicted: 0, unattached: 0 };
-  private readonly open = new Map<string, Unit>();
-  private readonly eventCtx = new Map<string, SpanCtx>();
-  private readonly lastRun = new Map<string, SpanCtx>();
-  private readonly delegatedBy = new Map<string, SpanCtx>();
-  private readonly sampledByTrace = new Map<string, boolean>();
+  /** open units, oldest first (bounded by `evictOverflow`) */
+  private readonly open = new RecencyMap<string, Unit>(Infinity);
+  /** the same open units by session, each set in opening order: a session's end or new turn finds its own */
+  private readonly bySession = new Map<string, Set<Unit>>();
+  private readonly eventCtx = new RecencyMap<string, SpanCtx>(MAX_REMEMBERED);
+  private readonly lastRun = new RecencyMap<string, SpanCtx>(MAX_REMEMBERED);
+  private readonly delegatedBy = new RecencyMap<string, SpanCtx>(MAX_REMEMBERED);
+  private readonly sampledByTrace = new RecencyMap<string, boolean>(MAX_REMEMBERED);
   /** last event time per session: a unit is idle when its whole session is */
-  private readonly sessionLast = new Map<string, number>();
+  private readonly sessionLast = new RecencyMap<string, number>(MAX_REMEMBERED);
   /** units already closed (and exported): a late event must not mint a second span with the same id */
-  private readonly closedMap = new Map<string, true>();
+  private readonly closedMap = new RecencyMap<string, true>(MAX_REMEMBERED);
   private readonly maxOpen: number;
   private readonly maxEvents: number;
 
@@ -94,7 +98,7 @@ export class SpanBuilder {
    */
   accept(ev: AepEvent): { ctx?: SpanCtx; finished: SpanRecord[] } {
     const t = Date.parse(ev.time);
-    remember(this.sessionLast, ev.session, Math.max(t, this.sessionLast.get(ev.session) ?? t));
+    this.sessionLast.set(ev.session, Math.max(t, this.sessionLast.get(ev.session) ?? t));
     const finished: SpanRecord[] = [];
     let unit: Unit | undefined;
     switch (ev.type) {
@@ -129,7 +133,7 @@ export class SpanBuilder {
       case 'attention.answered':
       case 'attention.resolved':
       case 'attention.timeout':
-        unit = ev.subject ? this.open.get(cardKey(ev.subject)) : undefined;
+        unit = ev.subject ? this.open.get(cardKey(ev.session, ev.subject)) : undefined;
         break;
       case 'delegation.subagent.started':
         unit = this.openDelegation(ev, t, true);
@@ -163,6 +167,89 @@ export class SpanBuilder {
   }
 
   /**
+   * The builder's memory for the start-up snapshot, captured at once: open
+   * units copied, the lookups as key and value columns, each in its own
+   * order. Cheap (the span contexts are shared, they never change); turning
+   * it into JSON (`builderStateJson`) can then happen in slices.
+   */
+  captureState(): BuilderCapture {
+    const units: UnitCapture[] = [];
+    for (const u of this.open.values()) {
+      units.push({
+        key: u.key,
+        kind: u.kind,
+        session: u.session,
+        ctx: u.ctx,
+        ...(u.parentSpanId !== undefined ? { parent: u.parentSpanId } : {}),
+        name: u.name,
+        start: u.startMs,
+        startKnown: u.startKnown,
+        last: u.lastMs,
+        // attributes change at a terminal; events, links and contexts never change once added
+        attributes: { ...u.attributes },
+        events: u.events.slice(),
+        dropped: u.droppedEvents,
+        links: u.links.slice(),
+        status: u.status,
+      });
+    }
+    const cols = <V>(m: RecencyMap<string, V>): [string[], V[]] => [[...m.keys()], [...m.values()]];
+    return {
+      units,
+      eventCtx: cols(this.eventCtx),
+      lastRun: cols(this.lastRun),
+      delegatedBy: cols(this.delegatedBy),
+      sessionLast: cols(this.sessionLast),
+      closed: [...this.closedMap.keys()],
+    };
+  }
+
+  /** The same memory as parsed JSON (what a snapshot holds). */
+  saveState(): BuilderState {
+    return JSON.parse([...builderStateJson(this.captureState())].join('')) as BuilderState;
+  }
+
+  /**
+   * Take back a saved memory, into a builder that has seen nothing yet.
+   * Units and per-session entries of sessions `keep` refuses are left out (a
+   * log that fell out of the replay window is not rebuilt either).
+   */
+  loadState(state: BuilderState, keep: (session: string) => boolean = () => true): void {
+    if (this.open.size > 0 || this.eventCtx.size > 0 || this.closedMap.size > 0) throw new Error('loadState needs a fresh builder');
+    const [traces, spans, kinds] = state.ctx;
+    const ctx = traces.map((traceId, i) => this.ctxOf(traceId, spans[i]!, LETTER_KIND[kinds[i]!]!));
+    for (const u of state.units) {
+      if (!keep(u.session)) continue;
+      const unit = this.create({
+        key: u.key,
+        kind: u.kind,
+        session: u.session,
+        ctx: ctx[u.ctx]!,
+        ...(u.parent !== undefined ? { parentSpanId: u.parent } : {}),
+        name: u.name,
+        startMs: u.start,
+        startKnown: u.startKnown,
+        attributes: u.attributes,
+      });
+      unit.lastMs = u.last;
+      unit.events.push(...u.events);
+      unit.droppedEvents = u.dropped;
+      for (const [traceId, spanId, attributes] of u.links) unit.links.push({ traceId, spanId, sampled: this.sampled(traceId), attributes });
+      unit.status = u.status;
+    }
+    const deref = ([keys, values]: Columns<number>): [string[], SpanCtx[]] => [keys, values.map((i) => ctx[i]!)];
+    this.eventCtx.load(...deref(state.eventCtx));
+    this.lastRun.load(...deref(state.lastRun), keep);
+    this.delegatedBy.load(...deref(state.delegatedBy));
+    this.sessionLast.load(...state.sessionLast, keep);
+    // a closed run, tool or delegation of a session left out is forgotten too (its log is not replayed either)
+    this.closedMap.load(state.closed, new Array<true>(state.closed.length).fill(true), (k) => {
+      const s = sessionOfKey(k);
+      return s === undefined || keep(s);
+    });
+  }
+
+  /**
    * Close every unit whose session has been silent for longer than `idleMs`
    * (Hermes killed, a hook timed out: a terminal that will never come). Each
    * ends at its own last event.
@@ -180,7 +267,7 @@ export class SpanBuilder {
     let s = this.sampledByTrace.get(traceId);
     if (s === undefined) {
       s = this.opts.sampler(traceId);
-      remember(this.sampledByTrace, traceId, s);
+      this.sampledByTrace.set(traceId, s);
     }
     return s;
   }
@@ -205,7 +292,7 @@ export class SpanBuilder {
     if (prev && prev.spanId !== ctx.spanId) unit.links.push({ ...prev, attributes: { 'aep.link.type': 'previous_run' } });
     const parent = this.delegatedBy.get(ev.session);
     if (parent) unit.links.push({ ...parent, attributes: { 'aep.link.type': 'delegated_by' } });
-    remember(this.lastRun, ev.session, ctx);
+    this.lastRun.set(ev.session, ctx);
     return unit;
   }
 
@@ -231,7 +318,7 @@ export class SpanBuilder {
     // the unknown lane (approvals no session claimed) has no run spans to hang a card under
     const parent = cause?.kind === 'tool' ? cause : ev.session !== UNKNOWN_SESSION ? this.runParent(ev) : undefined;
     return this.openChild(ev, t, {
-      key: cardKey(ev.id),
+      key: cardKey(ev.session, ev.id),
       kind: 'card',
       parent,
       orphan: `card:${ev.id}`,
@@ -255,7 +342,7 @@ export class SpanBuilder {
       startKnown,
       attributes: delegationStartAttrs(ev),
     });
-    if (unit) remember(this.delegatedBy, child, unit.ctx);
+    if (unit) this.delegatedBy.set(child, unit.ctx);
     return unit;
   }
 
@@ -297,6 +384,9 @@ export class SpanBuilder {
     const unit: Unit = { ...u, lastMs: u.startMs, events: [], droppedEvents: 0, links: [], status: { code: 'unset' } };
     if (!u.startKnown) unit.attributes['aep.start_unknown'] = true;
     this.open.set(u.key, unit);
+    let same = this.bySession.get(u.session);
+    if (!same) this.bySession.set(u.session, (same = new Set()));
+    same.add(unit);
     return unit;
   }
 
@@ -322,12 +412,15 @@ export class SpanBuilder {
     if (cause && cause.spanId !== unit.ctx.spanId && cause.spanId !== unit.parentSpanId && !unit.links.some((l) => l.spanId === cause.spanId)) {
       unit.links.push({ traceId: cause.traceId, spanId: cause.spanId, sampled: cause.sampled, attributes: { 'aep.link.type': 'cause', 'aep.cause_event_id': ev.cause! } });
     }
-    remember(this.eventCtx, ev.id, unit.ctx);
+    this.eventCtx.set(ev.id, unit.ctx);
   }
 
   private finish(unit: Unit, endMs: number, outcome: Outcome): SpanRecord {
     this.open.delete(unit.key);
-    remember(this.closedMap, unit.key, true);
+    const same = this.bySession.get(unit.session);
+    same?.delete(unit);
+    if (same?.size === 0) this.bySession.delete(unit.session);
+    this.closedMap.set(unit.key, true);
     this.counters.finished++;
     const attributes = { ...unit.attributes };
     if (outcome !== 'complete') {
@@ -353,17 +446,18 @@ export class SpanBuilder {
 
   /** Close the session's other open runs, and their children, as incomplete (`superseded`). */
   private supersede(session: string, run: string, t: number): SpanRecord[] {
-    const stale = [...this.open.values()].filter((u) => u.session === session && u.kind === 'run' && u.key !== runKey(session, run));
+    const own = [...(this.bySession.get(session) ?? [])];
+    const stale = own.filter((u) => u.kind === 'run' && u.key !== runKey(session, run));
     if (stale.length === 0) return [];
     const traces = new Set(stale.map((u) => u.ctx.traceId));
-    const units = [...this.open.values()].filter((u) => u.session === session && traces.has(u.ctx.traceId));
+    const units = own.filter((u) => traces.has(u.ctx.traceId));
     units.sort((a, b) => ORDER.indexOf(a.kind) - ORDER.indexOf(b.kind));
     return units.map((u) => this.finish(u, u.lastMs, 'superseded'));
   }
 
   /** The session's end closes every unit it left open, children before their parents. */
   private closeSession(session: string, t: number): SpanRecord[] {
-    const units = [...this.open.values()].filter((u) => u.session === session);
+    const units = [...(this.bySession.get(session) ?? [])];
     units.sort((a, b) => ORDER.indexOf(a.kind) - ORDER.indexOf(b.kind));
     return units.map((u) => this.finish(u, t, 'session_ended'));
   }
@@ -371,7 +465,7 @@ export class SpanBuilder {
   private evictOverflow(): SpanRecord[] {
     const out: SpanRecord[] = [];
     while (this.open.size > this.maxOpen) {
-      const oldest = this.open.values().next().value as Unit;
+      const oldest = this.open.shift()![1];
       this.counters.evicted++;
       out.push(this.finish(oldest, oldest.lastMs, 'evicted'));
     }
@@ -381,7 +475,14 @@ export class SpanBuilder {
 
 const runKey = (s: string, r: string) => `run\u0000${s}\u0000${r}`;
 const toolKey = (s: string, c: string) => `tool\u0000${s}\u0000${c}`;
-const cardKey = (requestId: string) => `card\u0000${requestId}`;
+/** a card's outcomes come on its own session's lane (the identity stage pairs them there) */
+const cardKey = (s: string, requestId: string) => `card\u0000${s}\u0000${requestId}`;
+/** The session a unit key names. */
+function sessionOfKey(key: string): string | undefined {
+  const a = key.indexOf('\u0000');
+  const b = key.indexOf('\u0000', a + 1);
+  return a < 0 || b < 0 ? undefined : key.slice(a + 1, b);
+}
 const delegationKey = (s: string, c: string) => `delegation\u0000${s}\u0000${c}`;
 
 function callId(ev: AepEvent): string | undefined {
@@ -413,14 +514,5 @@ function isTerminal(type: string, kind: UnitKind): boolean {
       return type === 'attention.resolved' || type === 'attention.timeout';
     case 'delegation':
       return type === 'delegation.subagent.stopped';
-  }
-}
-
-function remember<K, V>(map: Map<K, V>, key: K, value: V): void {
-  map.delete(key);
-  map.set(key, value);
-  if (map.size > MAX_REMEMBERED) {
-    const oldest = map.keys().next();
-    if (!oldest.done) map.delete(oldest.value);
   }
 }

@@ -49,6 +49,7 @@ const envSchema = z.object({
   AEP_DEBUG: bool.default(false),
   AEP_RECORD_DIR: z.string().min(1).optional(),
   AEP_REPLAY_WINDOW_MS: z.coerce.number().int().min(0).max(30 * 24 * 3_600_000).default(3_600_000),
+  AEP_SNAPSHOT_INTERVAL_MS: z.coerce.number().int().min(0).max(24 * 3_600_000).default(30_000),
 });
 
 export interface DaemonConfig {
@@ -73,6 +74,8 @@ export interface DaemonConfig {
   readonly maxSessions: number;
   readonly debug: boolean;
   readonly replayWindowMs: number;
+  /** how often the start-up snapshot is written (also at shutdown); 0: only at shutdown */
+  readonly snapshotIntervalMs: number;
   /** opt-in: where raw envelopes are recorded (content-bearing) */
   readonly recordDir?: string;
 }
@@ -125,6 +128,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): DaemonConfig {
     maxSessions: e.AEP_MAX_SESSIONS,
     debug: e.AEP_DEBUG,
     replayWindowMs: e.AEP_REPLAY_WINDOW_MS,
+    snapshotIntervalMs: e.AEP_SNAPSHOT_INTERVAL_MS,
     ...(e.AEP_RECORD_DIR ? { recordDir: path.resolve(e.AEP_RECORD_DIR) } : {}),
   };
 }

@@ -1,7 +1,5 @@
-import { createReadStream } from 'node:fs';
-import { readdir, stat } from 'node:fs/promises';
+import { closeSync, fstatSync, openSync, readdirSync, readSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { createInterface } from 'node:readline';
 import type { AepEvent } from '../aep/event.js';
 
 export interface ReplayCounts {
@@ -10,16 +8,142 @@ export interface ReplayCounts {
   skippedLines: number;
   /** files longer than the per-file budget, read from their tail only */
   tailOnly: number;
+  /** bytes read */
+  bytes: number;
 }
 
 /** Per-file read budget: start-up time stays bounded however long a session log grew. */
 export const REPLAY_TAIL_BYTES = 32 * 1024 * 1024;
+
+/** A session log as the directory listing saw it. */
+export interface LogFile {
+  /** file name inside `{logDir}/hermes` */
+  readonly name: string;
+  readonly path: string;
+  readonly size: number;
+  readonly ino: number;
+  readonly mtimeMs: number;
+}
+
+/** Where a log was read up to: the end of its last whole line (a torn last line is not counted as read). */
+export interface LogCursor {
+  readonly offset: number;
+  readonly ino: number;
+  readonly mtimeMs: number;
+}
+
+export const logDirOf = (logDir: string): string => path.join(logDir, 'hermes');
+
+/**
+ * Every session log with its size, inode and mtime. Synchronous: it runs
+ * before the daemon listens, when nothing else is waiting, and 10,000 stat
+ * calls without a thread-pool round trip each take tens of milliseconds
+ * instead of seconds under load.
+ */
+export function listLogs(logDir: string): LogFile[] {
+  const dir = logDirOf(logDir);
+  let names: string[];
+  try {
+    names = readdirSync(dir).filter((f) => f.endsWith('.jsonl'));
+  } catch {
+    return [];
+  }
+  const out: LogFile[] = [];
+  const prefix = `${dir}${path.sep}`;
+  for (const name of names) {
+    // a plain concatenation: path.join normalizes every one of 10,000 paths again
+    const file = prefix + name;
+    try {
+      const st = statSync(file);
+      if (st.isFile()) out.push({ name, path: file, size: st.size, ino: st.ino, mtimeMs: st.mtimeMs });
+    } catch {
+      /* gone meanwhile: nothing to read */
+    }
+  }
+  return out;
+}
+
+/**
+ * Read the events of one log from byte `from` (a line start, or anywhere when
+ * `fragment` says the first partial line must be skipped) to its end, in
+ * order. Returns where reading stopped: the end of the last whole line. Torn
+ * or foreign lines are skipped and counted; throws if the file cannot be read.
+ */
+export function replayLog(file: string, from: number, onEvent: (ev: AepEvent) => void, counts: ReplayCounts, fragment = false): LogCursor {
+  const fd = openSync(file, 'r');
+  try {
+    const st = fstatSync(fd);
+    const size = st.size;
+    const buf = Buffer.allocUnsafe(Math.max(0, size - from));
+    let got = 0;
+    while (got < buf.length) {
+      const n = readSync(fd, buf, got, buf.length - got, from + got);
+      if (n <= 0) break;
+      got += n;
+    }
+    counts.bytes += got;
+    const data = buf.subarray(0, got);
+    let pos = 0;
+    if (fragment) {
+      // reading from the middle: the first line is a fragment
+      const nl = data.indexOf(10);
+      pos = nl < 0 ? data.length : nl + 1;
+    }
+    const lastNl = data.lastIndexOf(10);
+    const end = lastNl < pos ? pos : lastNl + 1;
+    // one UTF-8 decode for the whole span of whole lines, then slices of it
+    const text = data.toString('utf8', pos, end);
+    let at = 0;
+    while (at < text.length) {
+      let nl = text.indexOf('\n', at);
+      if (nl < 0) nl = text.length;
+      if (nl > at) parseLine(text.slice(at, nl), onEvent, counts);
+      at = nl + 1;
+    }
+    // a last line without its newline is torn (a crash mid-write): skipped, and not counted as read
+    if (end < data.length) counts.skippedLines++;
+    return { offset: from + end, ino: st.ino, mtimeMs: st.mtimeMs };
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function parseLine(line: string, onEvent: (ev: AepEvent) => void, counts: ReplayCounts): void {
+  let ev: AepEvent;
+  try {
+    ev = JSON.parse(line) as AepEvent;
+  } catch {
+    counts.skippedLines++;
+    return;
+  }
+  if (typeof ev?.type !== 'string' || typeof ev.session !== 'string' || typeof ev.id !== 'string') {
+    counts.skippedLines++;
+    return;
+  }
+  counts.events++;
+  onEvent(ev);
+}
+
+/** Read one whole log within the budget (its tail when longer); the cursor is where it stopped, or undefined if unreadable. */
+export function replayWholeLog(f: LogFile, onEvent: (ev: AepEvent) => void, counts: ReplayCounts, tailBytes = REPLAY_TAIL_BYTES): LogCursor | undefined {
+  counts.files++;
+  const start = Math.max(0, f.size - tailBytes);
+  if (start > 0) counts.tailOnly++;
+  try {
+    return replayLog(f.path, start, onEvent, counts, start > 0);
+  } catch {
+    return undefined; // unreadable: its state is simply not rebuilt
+  }
+}
+
+export const emptyCounts = (): ReplayCounts => ({ files: 0, events: 0, skippedLines: 0, tailOnly: 0, bytes: 0 });
 
 /**
  * Streams the events of every session log touched within `windowMs`, file by
  * file in order, to `onEvent`: how a new daemon process rebuilds the state a
  * previous one held in memory (open runs, tool calls, cards, spans). Torn or
  * foreign lines are skipped and counted; an unreadable file is skipped.
+ * `cursors` (when given) receives where each file was read up to.
  */
 export async function replayRecentLogs(
   logDir: string,
@@ -27,49 +151,13 @@ export async function replayRecentLogs(
   nowMs: number,
   onEvent: (ev: AepEvent) => void,
   tailBytes = REPLAY_TAIL_BYTES,
+  cursors?: Map<string, LogCursor>,
 ): Promise<ReplayCounts> {
-  const counts: ReplayCounts = { files: 0, events: 0, skippedLines: 0, tailOnly: 0 };
-  const dir = path.join(logDir, 'hermes');
-  let files: string[];
-  try {
-    files = (await readdir(dir)).filter((f) => f.endsWith('.jsonl'));
-  } catch {
-    return counts;
-  }
-  for (const f of files) {
-    const file = path.join(dir, f);
-    try {
-      const st = await stat(file);
-      if (st.mtimeMs < nowMs - windowMs) continue;
-      counts.files++;
-      const start = Math.max(0, st.size - tailBytes);
-      if (start > 0) counts.tailOnly++;
-      const lines = createInterface({ input: createReadStream(file, { encoding: 'utf8', start }), crlfDelay: Infinity });
-      let first = start > 0;
-      for await (const line of lines) {
-        // reading from the middle: the first line is a fragment
-        if (first) {
-          first = false;
-          continue;
-        }
-        if (!line) continue;
-        let ev: AepEvent;
-        try {
-          ev = JSON.parse(line) as AepEvent;
-        } catch {
-          counts.skippedLines++;
-          continue;
-        }
-        if (typeof ev?.type !== 'string' || typeof ev.session !== 'string' || typeof ev.id !== 'string') {
-          counts.skippedLines++;
-          continue;
-        }
-        counts.events++;
-        onEvent(ev);
-      }
-    } catch {
-      /* unreadable: its state is simply not rebuilt */
-    }
+  const counts = emptyCounts();
+  for (const f of listLogs(logDir)) {
+    if (f.mtimeMs < nowMs - windowMs) continue;
+    const c = replayWholeLog(f, onEvent, counts, tailBytes);
+    if (c && cursors) cursors.set(f.name, c);
   }
   return counts;
 }

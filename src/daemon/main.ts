@@ -7,7 +7,7 @@ import { EndedSessions } from '../identity/ended-sessions.js';
 import { JsonlLogSink } from '../sinks/jsonl-log-sink.js';
 import { createExporter, loadOtelConfig, OtelMirror, samplerFromEnv } from '../../exporters/otel/index.js';
 import { stderrLogger, type Logger } from './log.js';
-import { replayRecentLogs } from './log-replay.js';
+import { Snapshotter } from '../state/snapshot.js';
 import { createHookApp } from './hook-app.js';
 import type { EventBus } from '../sinks/event-bus.js';
 import { EnvelopeRecorder } from './envelope-recorder.js';
@@ -48,6 +48,8 @@ async function prepareTransport(config: DaemonConfig, log: Logger): Promise<{ gu
     throw err;
   }
 }
+/** the final snapshot: capture, find the logs' ends, write and fsync (well under a second at 10,000 sessions) */
+const SNAPSHOT_SAVE_MS = 5_000;
 
 export interface RunningDaemon {
   /** how long a graceful stop may take: the mirror's flush, the log's, a margin */
@@ -85,23 +87,48 @@ export async function startDaemon(config: DaemonConfig, log: Logger, env: NodeJS
   });
   const exporter = await createExporter(otel);
   const mirror = exporter ? new OtelMirror({ config: otel, exporter, sampler: samplerFromEnv(env), version: VERSION, log }) : undefined;
-  // Rebuild what a previous process held in memory from the durable stream,
-  // before the first hook is accepted: pairing state and open spans.
+  // --- start-up state (snapshot helper) ---
+  // Rebuild what a previous process held in memory, before the first hook is
+  // accepted (pairing state and open spans): from {stateDir}/snapshot plus
+  // the log bytes past it, or, without a usable snapshot, from the recent logs.
+  const logSink = new JsonlLogSink(config.logDir, config.logQueueMax, { fsyncIntervalMs: config.fsyncIntervalMs, log });
   // spool files whose events are already in the log: a previous process died between writing and deleting them
   const spooledSeen = new Set<string>();
-  const replay = await replayRecentLogs(config.logDir, config.replayWindowMs, Date.now(), (ev) => {
-    identity.restore(ev);
-    mirror?.restore(ev);
-    if (typeof ev.hermesspool === 'string') spooledSeen.add(ev.hermesspool);
+  const snapshot = new Snapshotter({
+    stateDir: config.stateDir,
+    logDir: config.logDir,
+    windowMs: config.replayWindowMs,
+    intervalMs: config.snapshotIntervalMs,
+    daemonVersion: VERSION,
+    epoch,
+    identity,
+    ...(mirror ? { mirror } : {}),
+    drained: () => logSink.flush(),
+    replayed: (ev) => {
+      if (typeof ev.hermesspool === 'string') spooledSeen.add(ev.hermesspool);
+    },
+    log,
   });
-  if (replay.events > 0) log.info('state rebuilt from the log', { files: replay.files, events: replay.events, skipped: replay.skippedLines });
+  const restored = snapshot.restore();
+  const r = restored.replay;
+  log.info('state rebuilt', {
+    from: restored.from,
+    ...(restored.fallback ? { fallback: restored.fallback } : {}),
+    ms: restored.ms,
+    // since the process started: what a restart costs before the daemon listens
+    process_ms: Math.round(performance.now()),
+    lanes: restored.lanes,
+    files: r.files,
+    events: r.events,
+    skipped: r.skippedLines,
+  });
+  // --- end start-up state ---
   if (mirror) {
     mirror.start();
     log.info('opentelemetry mirror on', { exporter: otel.exporter, ...(otel.exporter === 'file' ? { file: otel.file } : {}) });
   }
   const recorder = config.recordDir ? new EnvelopeRecorder(config.recordDir) : undefined;
   if (recorder) log.warn('recording raw hermes envelopes (content-bearing) because AEP_RECORD_DIR is set', { dir: config.recordDir });
-  const logSink = new JsonlLogSink(config.logDir, config.logQueueMax, { fsyncIntervalMs: config.fsyncIntervalMs, log });
   // an unwritable or full log dir shows (degraded, one stderr line, hooks refused) from the start
   await logSink.start();
   const started = Date.now();
@@ -110,7 +137,7 @@ export async function startDaemon(config: DaemonConfig, log: Logger, env: NodeJS
     policy: config.policy,
     identity,
     // the mirror first: it stamps traceparent before the log serializes
-    sinks: [...(mirror ? [mirror] : []), logSink],
+    sinks: [...(mirror ? [mirror] : []), logSink, snapshot],
     log,
     maxBodyBytes: config.maxBodyBytes,
     maxBodyNodes: config.maxBodyNodes,
@@ -123,6 +150,7 @@ export async function startDaemon(config: DaemonConfig, log: Logger, env: NodeJS
       control: false,
       capture: { ceiling: config.policy.ceiling, ...config.policy.categories },
       transport: { socket: config.socket ?? null, tcp: tcpUrl ?? null, ...transport.guard.stats() },
+      snapshot: snapshot.healthz(),
     }),
     spool: { dir: path.join(config.stateDir, 'spool'), seen: spooledSeen },
   });
@@ -143,9 +171,10 @@ export async function startDaemon(config: DaemonConfig, log: Logger, env: NodeJS
   const ready = () => log.info('hermes-aep daemon listening', { ...(socket ? { socket } : {}), ...(url ? { url } : {}), epoch, capture: config.policy.ceiling });
   if (spool) void spool.start().then(() => !spool.draining && ready());
   else ready();
+  snapshot.start();
   let closing: Promise<void> | undefined;
   return {
-    shutdownBudgetMs: (exporter ? otel.shutdownTimeoutMs : 0) + LISTEN_GRACE_MS + LOG_FLUSH_MS + SHUTDOWN_MARGIN_MS,
+    shutdownBudgetMs: (exporter ? otel.shutdownTimeoutMs : 0) + LISTEN_GRACE_MS + LOG_FLUSH_MS + SHUTDOWN_MARGIN_MS + SNAPSHOT_SAVE_MS,
     ...(url ? { url } : {}),
     ...(socket ? { socket } : {}),
     epoch,
@@ -162,6 +191,8 @@ export async function startDaemon(config: DaemonConfig, log: Logger, env: NodeJS
         ]);
         await recorder?.flush();
         await bus.shutdown();
+        // the log is flushed and nothing else arrives: the snapshot the next start reads
+        await snapshot.close();
         await ended.flush();
       })()),
   };

@@ -1,5 +1,6 @@
 import { appendFile, mkdir, readFile, rename, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { RecencySet } from '../util/recency-map.js';
 
 const MAX_REMEMBERED = 100_000;
 const MAX_PENDING_WRITES = 1_000;
@@ -11,7 +12,7 @@ const MAX_PENDING_WRITES = 1_000;
  * One id per line in `{stateDir}/ended-sessions`; the newest 100,000 are kept.
  */
 export class EndedSessions {
-  private readonly ids = new Set<string>();
+  private readonly ids = new RecencySet<string>(MAX_REMEMBERED);
   private readonly file: string;
   private tail: Promise<void> = Promise.resolve();
   private pending = 0;
@@ -94,11 +95,6 @@ export class EndedSessions {
   }
 
   private remember(session: string): void {
-    this.ids.delete(session);
     this.ids.add(session);
-    if (this.ids.size > MAX_REMEMBERED) {
-      const oldest = this.ids.values().next();
-      if (!oldest.done) this.ids.delete(oldest.value);
-    }
   }
 }

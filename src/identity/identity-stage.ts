@@ -13,6 +13,7 @@ import {
   type PendingCard,
   type SessionLane,
 } from './lanes.js';
+import { decodeLane, encodeLane, isDormant, type DormantLane } from './lane-state.js';
 
 export interface IdentityOptions {
   readonly epoch: number;
@@ -62,7 +63,10 @@ export class IdentityStage {
     evictions: 0,
     suppressed: 0,
   };
-  private readonly lanes = new Map<string, SessionLane>();
+  /** live lanes and dormant ones (see lane-state.ts), in one recency order */
+  private readonly lanes = new Map<string, SessionLane | DormantLane>();
+  /** dormant lanes whose text could not be read back: they start afresh (counted, never a crash) */
+  dormantErrors = 0;
   /** seq high-water marks of evicted lanes, so a returning session never reuses a seq in this epoch */
   private readonly seqFloor = new Map<string, number>();
   private readonly maxSessions: number;
@@ -276,7 +280,7 @@ export class IdentityStage {
    */
   restore(ev: AepEvent): void {
     if (!ev.session) return;
-    let lane = this.lanes.get(ev.session);
+    let lane = this.live(ev.session);
     const t = Date.parse(ev.time);
     if (!lane) {
       lane = newLane(ev.session, t);
@@ -339,6 +343,59 @@ export class IdentityStage {
     }
   }
 
+  /**
+   * Every lane as JSON text, least recently seen first (the start-up
+   * snapshot). Lanes used since the previous call are serialized and go
+   * dormant; the others are already text. Synchronous.
+   */
+  saveLanes(): DormantLane[] {
+    const out: DormantLane[] = [];
+    for (const [session, slot] of this.lanes) {
+      if (isDormant(slot)) {
+        out.push(slot);
+        continue;
+      }
+      const d: DormantLane = { session, ended: slot.ended, seq: slot.seq, dormant: encodeLane(slot) };
+      this.lanes.set(session, d); // same key: keeps its place in the recency order
+      out.push(d);
+    }
+    return out;
+  }
+
+  /**
+   * Take back saved lanes, dormant, into a stage that holds none yet, in their
+   * order, each with seq 0: the new process runs in a new epoch (AEP-0001 §7),
+   * as after a replay. Lanes `keep` refuses are left out; past `maxSessions`
+   * the least recently seen go, as at runtime.
+   */
+  loadLanes(lanes: Iterable<{ session: string; ended: boolean; dormant: string | Uint8Array }>, keep: (session: string) => boolean = () => true): void {
+    if (this.lanes.size > 0) throw new Error('loadLanes needs a stage without lanes');
+    for (const l of lanes) {
+      if (!keep(l.session)) continue;
+      const ended = l.ended || (this.opts.ended?.has(l.session) ?? false);
+      this.lanes.delete(l.session);
+      this.lanes.set(l.session, { session: l.session, ended, seq: 0, dormant: l.dormant });
+      this.evictIfFull(l.session);
+    }
+  }
+
+  /** The lane of a session in its live form (a dormant one is parsed where it stands), if there is one. */
+  private live(session: string): SessionLane | undefined {
+    const slot = this.lanes.get(session);
+    if (slot === undefined || !isDormant(slot)) return slot;
+    let lane: SessionLane;
+    try {
+      lane = decodeLane(slot.dormant, slot.seq, session);
+    } catch {
+      this.dormantErrors++;
+      lane = newLane(session, 0);
+      lane.seq = slot.seq;
+    }
+    lane.ended ||= slot.ended;
+    this.lanes.set(session, lane);
+    return lane;
+  }
+
   /** The lane an envelope belongs to; approval payloads join by `session_key` or ride `unknown`. */
   private laneFor(env: HookEnvelope, now: number): SessionLane {
     let session = str(env.session_id);
@@ -350,7 +407,7 @@ export class IdentityStage {
       session = UNKNOWN_SESSION;
       this.counters.unknownLane++;
     }
-    let lane = this.lanes.get(session);
+    let lane = this.live(session);
     if (lane) {
       this.lanes.delete(session); // re-insert: Map order is recency order
     } else {
@@ -371,7 +428,7 @@ export class IdentityStage {
    */
   private evictIfFull(keep: string): void {
     while (this.lanes.size > this.maxSessions) {
-      let victim: SessionLane | undefined;
+      let victim: SessionLane | DormantLane | undefined;
       for (const lane of this.lanes.values()) {
         if (lane.session !== keep) {
           victim = lane;

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 
 const SAFE = /^[A-Za-z0-9_-]$/;
 const MAX = 160;
+const PLAIN = /^[A-Za-z0-9_-]{1,160}$/;
 
 /**
  * A session id made safe as one file name: anything outside `[A-Za-z0-9_-]`
@@ -10,6 +11,8 @@ const MAX = 160;
  * Injective for ids up to the length limit, so two sessions never share a file.
  */
 export function safeFileName(id: string): string {
+  // the common case (Hermes ids are [A-Za-z0-9_] already) in one native match
+  if (PLAIN.test(id)) return id;
   let out = '';
   for (const ch of id) {
     if (SAFE.test(ch)) out += ch;

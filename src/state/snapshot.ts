@@ -1,0 +1,341 @@
+import path from 'node:path';
+import { closeSync, openSync, readSync } from 'node:fs';
+import type { AepEvent } from '../aep/event.js';
+import type { IdentityStage } from '../identity/identity-stage.js';
+import { emptyCounts, listLogs, logDirOf, replayLog, replayWholeLog, type LogCursor, type LogFile, type ReplayCounts } from '../daemon/log-replay.js';
+import type { Logger } from '../daemon/log.js';
+import type { EventSink } from '../sinks/sink.js';
+import { safeFileName } from '../sinks/safe-file-name.js';
+import { checkBuilderState } from '../../exporters/otel/builder-state.js';
+import type { OtelMirror } from '../../exporters/otel/otel-mirror.js';
+import { findLineEnd } from './find-line.js';
+import { readSnapshot, snapshotPath, SnapshotRejected, writeSnapshot, type SnapshotContent } from './snapshot-file.js';
+import { builderStateJson } from '../../exporters/otel/builder-state.js';
+
+export interface SnapshotOptions {
+  readonly stateDir: string;
+  readonly logDir: string;
+  readonly windowMs: number;
+  /** 0: only at shutdown */
+  readonly intervalMs: number;
+  readonly daemonVersion: string;
+  readonly epoch: number;
+  readonly identity: IdentityStage;
+  readonly mirror?: OtelMirror;
+  /** resolves once every event accepted so far is written to its log (the log sink's flush) */
+  readonly drained: () => Promise<void>;
+  readonly log: Logger;
+  /** hears every event read back from the logs at start (the spool's exactly-once keys) */
+  readonly replayed?: (ev: AepEvent) => void;
+  readonly now?: () => number;
+}
+
+/** How the start-up state was rebuilt, for the log line and `/healthz`. */
+export interface RestoreReport {
+  readonly from: 'snapshot' | 'replay';
+  /** why the snapshot was not used (absent, corrupt, another version, inconsistent …) */
+  readonly fallback?: string;
+  readonly ms: number;
+  readonly lanes: number;
+  readonly replay: ReplayCounts;
+}
+
+/**
+ * The start-up snapshot (`{stateDir}/snapshot`, format in snapshot-file.ts).
+ *
+ * At start, `restore()` loads the identity stage's lanes and the span
+ * builder's memory from it and replays only the log bytes past the offsets it
+ * covers (plus the logs it does not know that were touched within the replay
+ * window); anything wrong with it (corrupt, another version, another log dir,
+ * a log shorter than its offset or replaced) means the full replay instead.
+ *
+ * While running it is a sink on the bus: it notes the last event of each
+ * session since the previous snapshot. `save()` captures the state (lanes
+ * used since the last save are serialized, the others are already text),
+ * waits until the log holds every captured event, finds where each touched
+ * log's last captured event ends, and writes the file atomically. A save that
+ * cannot prove those offsets is abandoned, and the older snapshot (still
+ * consistent: the log past it is simply longer) stays.
+ */
+export class Snapshotter implements EventSink {
+  readonly name = 'snapshot';
+  /** session → id of its last event since the previous save */
+  private dirty = new Map<string, string>();
+  /** log file name → how far the saved state covers it */
+  private cursors = new Map<string, LogCursor>();
+  private readonly file: string;
+  private readonly now: () => number;
+  private timer: NodeJS.Timeout | undefined;
+  private saving: Promise<boolean> | undefined;
+  private stopped = false;
+  private report: RestoreReport | undefined;
+  private saves = 0;
+  private failures = 0;
+  private lastError: string | undefined;
+  private lastSave: { at: number; reason: string; captureMs: number; writeMs: number; totalMs: number; bytes: number } | undefined;
+
+  constructor(private readonly opts: SnapshotOptions) {
+    this.file = snapshotPath(opts.stateDir);
+    this.now = opts.now ?? Date.now;
+  }
+
+  // ---- the bus side: which sessions changed, and their last event ----
+
+  write(events: readonly AepEvent[]): void {
+    for (const ev of events) this.dirty.set(ev.session, ev.id);
+  }
+
+  async flush(): Promise<void> {}
+
+  /** The bus shutting down is not the end: the daemon saves once more after the log is flushed. */
+  async shutdown(): Promise<void> {}
+
+  stats(): Record<string, number | boolean | string> {
+    return { sessions_changed: this.dirty.size };
+  }
+
+  /** The `snapshot` block of `/healthz`. */
+  healthz(): Record<string, unknown> {
+    const r = this.report;
+    return {
+      ...(r ? { started_from: r.from, ...(r.fallback ? { fallback: r.fallback } : {}), restore_ms: r.ms, replayed_files: r.replay.files, replayed_events: r.replay.events, replayed_bytes: r.replay.bytes } : {}),
+      interval_ms: this.opts.intervalMs,
+      saves: this.saves,
+      save_failures: this.failures,
+      ...(this.lastError ? { last_error: this.lastError } : {}),
+      ...(this.lastSave
+        ? {
+            last_save_age_s: Math.round((this.now() - this.lastSave.at) / 1000),
+            last_save_reason: this.lastSave.reason,
+            // capture holds the event loop (hooks wait meanwhile); the write is sliced between awaits
+            last_save_capture_ms: this.lastSave.captureMs,
+            last_save_write_ms: this.lastSave.writeMs,
+            last_save_ms: this.lastSave.totalMs,
+            last_save_bytes: this.lastSave.bytes,
+          }
+        : {}),
+      lanes_unreadable: this.opts.identity.dormantErrors,
+    };
+  }
+
+  // ---- start-up ----
+
+  /**
+   * Rebuild the previous process's memory: from the snapshot and the logs past
+   * it, or (no usable snapshot) from the logs touched within the window.
+   * Synchronous I/O: it runs before the daemon listens.
+   */
+  restore(): RestoreReport {
+    const t0 = performance.now();
+    const now = this.now();
+    const files = listLogs(this.opts.logDir);
+    const inWindow = (f: LogFile) => f.mtimeMs >= now - this.opts.windowMs;
+    const onEvent = (ev: AepEvent) => {
+      this.opts.identity.restore(ev);
+      this.opts.mirror?.restore(ev);
+      this.opts.replayed?.(ev);
+    };
+    const counts = emptyCounts();
+    let fallback: string | undefined;
+    let plan: Plan | undefined;
+    try {
+      const snap = readSnapshot(this.file);
+      if (!snap) fallback = 'no snapshot';
+      else plan = this.plan(snap, files, inWindow);
+    } catch (err) {
+      // whatever is wrong with it, the logs are the truth: never a crash, never a guess
+      fallback = err instanceof SnapshotRejected ? err.message : `unreadable (${(err as Error).name})`;
+    }
+    let lanes = 0;
+    if (plan) {
+      const { snap, mirror, cursors } = plan;
+      // the sessions whose logs are gone or out of the window are not rebuilt (usually none: then no check at all)
+      const dropped = new Set([...snap.cursors.keys()].filter((name) => !cursors.has(name)));
+      const keep = dropped.size === 0 ? () => true : (session: string) => !dropped.has(`${safeFileName(session)}.jsonl`);
+      this.opts.identity.loadLanes(snap.lanes, keep);
+      if (mirror && this.opts.mirror) {
+        const m = this.opts.mirror;
+        // parsed and loaded after the daemon listens (or when first needed); unreadable → the mirror replays the logs
+        m.deferState(
+          () => checkBuilderState(JSON.parse(mirror.toString('utf8'))),
+          keep,
+          () => {
+            const c = emptyCounts();
+            for (const f of files) if (inWindow(f)) replayWholeLog(f, (ev) => m.restore(ev), c);
+            this.opts.log.error('snapshot: the span state did not read back; rebuilt from the logs', { events: c.events });
+          },
+        );
+      }
+      lanes = snap.lanes.length;
+      // then, in directory order as a replay would: the bytes past the snapshot, and the logs it does not know
+      for (const f of files) {
+        if (!inWindow(f)) continue;
+        const c = cursors.get(f.name);
+        if (c && f.size === c.offset) continue;
+        if (c) {
+          counts.files++;
+          try {
+            cursors.set(f.name, replayLog(f.path, c.offset, onEvent, counts));
+          } catch {
+            /* unreadable now: what it held is not rebuilt, as in a replay */
+          }
+        } else {
+          const read = replayWholeLog(f, onEvent, counts);
+          if (read) cursors.set(f.name, read);
+        }
+      }
+      this.cursors = cursors;
+    } else {
+      for (const f of files) {
+        if (!inWindow(f)) continue;
+        const c = replayWholeLog(f, onEvent, counts);
+        if (c) this.cursors.set(f.name, c);
+      }
+    }
+    this.report = { from: plan ? 'snapshot' : 'replay', ...(fallback ? { fallback } : {}), ms: Math.round(performance.now() - t0), lanes, replay: counts };
+    return this.report;
+  }
+
+  /**
+   * Check a snapshot against the logs as they are now, before anything is
+   * loaded: same log dir, same mirror settings, and every log it covers still
+   * the same file and at least as long, with a line ending at the offset.
+   * Logs that are gone or fell out of the window are dropped from it (their
+   * sessions are not rebuilt, as in a replay).
+   */
+  private plan(snap: SnapshotContent, files: readonly LogFile[], inWindow: (f: LogFile) => boolean): Plan {
+    const h = snap.header;
+    if (h.daemon !== this.opts.daemonVersion) throw new SnapshotRejected(`written by daemon ${h.daemon}`);
+    if (path.resolve(h.log_dir) !== path.resolve(this.opts.logDir)) throw new SnapshotRejected('written for another log dir');
+    const want = this.opts.mirror?.stateFingerprint ?? null;
+    let mirror: Buffer | undefined;
+    if (want !== null) {
+      if (h.mirror !== want || snap.mirror === null) throw new SnapshotRejected(h.mirror === null ? 'written with the mirror off' : 'written under other mirror settings');
+      mirror = snap.mirror;
+    }
+    const byName = new Map(files.map((f) => [f.name, f]));
+    const cursors = new Map<string, LogCursor>();
+    for (const [name, c] of snap.cursors) {
+      const f = byName.get(name);
+      if (!f || !inWindow(f)) continue;
+      if (f.ino !== c.ino) throw new SnapshotRejected('a log was replaced');
+      if (f.size < c.offset) throw new SnapshotRejected('a log is shorter than the snapshot');
+      if (f.size > c.offset && c.offset > 0 && !newlineBefore(f.path, c.offset)) throw new SnapshotRejected('a log does not break at the snapshot');
+      cursors.set(name, c);
+    }
+    return { snap, mirror, cursors };
+  }
+
+  // ---- while running ----
+
+  /** Save every `intervalMs` (never two at once); the timer does not keep the process alive. */
+  start(): void {
+    if (this.opts.intervalMs <= 0) return;
+    this.timer = setInterval(() => void this.save('interval'), this.opts.intervalMs);
+    this.timer.unref();
+  }
+
+  /**
+   * Capture the state and write the snapshot. Resolves true when written,
+   * false when abandoned (counted, logged once per kind); never rejects.
+   */
+  save(reason: 'interval' | 'shutdown'): Promise<boolean> {
+    if (this.saving) return this.saving.then(() => (reason === 'shutdown' && !this.stopped ? this.save(reason) : false));
+    this.saving = this.saveNow(reason).finally(() => {
+      this.saving = undefined;
+    });
+    return this.saving;
+  }
+
+  /** The final save, after the log was flushed and closed; no more periodic ones. */
+  async close(): Promise<boolean> {
+    if (this.timer) clearInterval(this.timer);
+    await this.saving;
+    const ok = await this.save('shutdown');
+    this.stopped = true;
+    return ok;
+  }
+
+  private async saveNow(reason: string): Promise<boolean> {
+    const t0 = performance.now();
+    // capture, synchronously: nothing else runs until this returns
+    const dirty = this.dirty;
+    this.dirty = new Map();
+    const lanes = this.opts.identity.saveLanes();
+    const mirror = this.opts.mirror?.captureState() ?? null;
+    const captureMs = performance.now() - t0;
+    try {
+      // every captured event in its log, then where each changed log's last captured event ends
+      await this.opts.drained();
+      const dir = logDirOf(this.opts.logDir);
+      const found = await Promise.all(
+        [...dirty].map(async ([session, id]) => {
+          const name = `${safeFileName(session)}.jsonl`;
+          return [name, await findLineEnd(path.join(dir, name), id).catch(() => undefined)] as const;
+        }),
+      );
+      const missing = found.filter(([, c]) => !c).length;
+      if (missing > 0) throw new Abandoned(`${missing} log(s) do not hold their last event yet`);
+      const now = this.now();
+      const cursors = new Map(this.cursors);
+      for (const [name, c] of found) cursors.set(name, c!);
+      // a log out of the window is not rebuilt at the next start anyway
+      for (const [name, c] of cursors) if (c.mtimeMs < now - this.opts.windowMs) cursors.delete(name);
+      const w0 = performance.now();
+      const bytes = await writeSnapshot(
+        this.file,
+        {
+          daemon: this.opts.daemonVersion,
+          written_at: new Date(now).toISOString(),
+          reason,
+          epoch: this.opts.epoch,
+          log_dir: path.resolve(this.opts.logDir),
+          mirror: this.opts.mirror?.stateFingerprint ?? null,
+        },
+        cursors,
+        mirror ? builderStateJson(mirror) : null,
+        lanes,
+      );
+      const writeMs = performance.now() - w0;
+      this.cursors = cursors;
+      this.saves++;
+      this.lastError = undefined;
+      this.lastSave = { at: now, reason, captureMs: Math.round(captureMs), writeMs: Math.round(writeMs), totalMs: Math.round(performance.now() - t0), bytes };
+      return true;
+    } catch (err) {
+      // the sessions of this attempt are still to be covered by the next one
+      for (const [s, id] of dirty) if (!this.dirty.has(s)) this.dirty.set(s, id);
+      this.failures++;
+      const why = err instanceof Abandoned ? err.message : ((err as NodeJS.ErrnoException).code ?? (err as Error).name);
+      if (why !== this.lastError) this.opts.log.warn('snapshot not written; the previous one stays', { reason: why });
+      this.lastError = why;
+      return false;
+    }
+  }
+}
+
+interface Plan {
+  readonly snap: SnapshotContent;
+  /** the span builder's state, still JSON bytes */
+  readonly mirror: Buffer | undefined;
+  readonly cursors: Map<string, LogCursor>;
+}
+
+class Abandoned extends Error {
+  override readonly name = 'Abandoned';
+}
+
+/** Whether the byte just before `offset` is a newline: the snapshot's offset is a line end. */
+function newlineBefore(file: string, offset: number): boolean {
+  try {
+    const fd = openSync(file, 'r');
+    try {
+      const b = Buffer.alloc(1);
+      return readSync(fd, b, 0, 1, offset - 1) === 1 && b[0] === 10;
+    } finally {
+      closeSync(fd);
+    }
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,148 @@
+import type { EventSink } from '../../src/sinks/sink.js';
+import { InMemorySpanExporter, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
+import path from 'node:path';
+import type { AepEvent } from '../../src/aep/event.js';
+import { defaultPolicy } from '../../src/capture/policy.js';
+import { DriftWatch } from '../../src/daemon/drift.js';
+import { silentLogger } from '../../src/daemon/log.js';
+import { HookPipeline } from '../../src/daemon/pipeline.js';
+import type { HookEnvelope } from '../../src/hermes/envelope.js';
+import { EndedSessions } from '../../src/identity/ended-sessions.js';
+import { IdentityStage } from '../../src/identity/identity-stage.js';
+import { EventBus } from '../../src/sinks/event-bus.js';
+import { JsonlLogSink } from '../../src/sinks/jsonl-log-sink.js';
+import { Snapshotter, type RestoreReport } from '../../src/state/snapshot.js';
+import { loadOtelConfig } from '../../exporters/otel/otel-config.js';
+import { OtelMirror } from '../../exporters/otel/otel-mirror.js';
+import type { Envelope } from './scripted-session.js';
+
+/**
+ * The daemon's state machinery in process, on real log and state dirs, with
+ * a clock and ids the test controls: two worlds fed the same hooks in the
+ * same order emit byte-identical events and spans when their state is equal.
+ */
+export interface World {
+  readonly identity: IdentityStage;
+  readonly mirror: OtelMirror | undefined;
+  readonly snapshot: Snapshotter;
+  readonly restored: RestoreReport;
+  /** every event the hooks fed so far became, in order */
+  readonly events: AepEvent[];
+  /** feed hooks one by one at `at(i)` */
+  feed(envs: readonly Envelope[], at: (i: number) => number): void;
+  /** the spans exported so far (after a flush) */
+  spans(): Promise<ReadableSpan[]>;
+  /** wait until the log holds every event */
+  drain(): Promise<void>;
+  /** the graceful stop: flush, close the log, write the final snapshot */
+  close(): Promise<void>;
+  /** the crash: what reached the log stays; no final snapshot */
+  crash(): Promise<void>;
+}
+
+export interface WorldOptions {
+  readonly root: string;
+  readonly epoch: number;
+  /** ids are `${idPrefix}${counter}`: deterministic */
+  readonly idPrefix: string;
+  /** the mirror's clock (idle sweeps) */
+  readonly now: () => number;
+  readonly windowMs?: number;
+  readonly maxSessions?: number;
+  /** the OTel mirror on (default) or off */
+  readonly mirror?: boolean;
+}
+
+export async function openWorld(o: WorldOptions): Promise<World> {
+  const logDir = path.join(o.root, 'log');
+  const stateDir = path.join(o.root, 'state');
+  const policy = defaultPolicy({ home: '/home/dev' });
+  const ended = new EndedSessions(stateDir);
+  await ended.load();
+  let n = 0;
+  const identity = new IdentityStage({
+    ended,
+    epoch: o.epoch,
+    host: 'test-host',
+    policy,
+    newId: () => `${o.idPrefix}${String(++n).padStart(9, '0')}`,
+    maxSessions: o.maxSessions ?? 10_000,
+  });
+  const exporter = new InMemorySpanExporter();
+  const config = loadOtelConfig(logDir, { OTEL_BSP_SCHEDULE_DELAY: '600000', OTEL_BSP_MAX_QUEUE_SIZE: '1000000', OTEL_BSP_MAX_EXPORT_BATCH_SIZE: '1000000' });
+  const mirror = o.mirror === false ? undefined : new OtelMirror({ config, exporter, sampler: () => true, version: 'test', now: o.now });
+  const log = new JsonlLogSink(logDir, 1_000_000);
+  const snapshot = new Snapshotter({
+    stateDir,
+    logDir,
+    windowMs: o.windowMs ?? 3_600_000,
+    intervalMs: 0,
+    daemonVersion: 'test',
+    epoch: o.epoch,
+    identity,
+    ...(mirror ? { mirror } : {}),
+    drained: () => log.flush(),
+    log: silentLogger,
+  });
+  const restored = snapshot.restore();
+  mirror?.start();
+  const bus = new EventBus();
+  const events: AepEvent[] = [];
+  // what the pipeline emits, in order (its reply promise settles later; the events are published at once)
+  const collect: EventSink = {
+    name: 'collect',
+    write: (evs) => void events.push(...evs),
+    flush: async () => undefined,
+    shutdown: async () => undefined,
+    stats: () => ({}),
+  };
+  for (const s of [...(mirror ? [mirror] : []), log, snapshot, collect]) bus.add(s);
+  let clock = 0;
+  const pipeline = new HookPipeline(policy, identity, bus, new DriftWatch(silentLogger), () => new Date(clock), silentLogger);
+  return {
+    identity,
+    mirror,
+    snapshot,
+    restored,
+    events,
+    feed(envs, at) {
+      envs.forEach((e, i) => {
+        clock = at(i);
+        void pipeline.handle(e as unknown as HookEnvelope);
+      });
+    },
+    async spans() {
+      await mirror?.flush();
+      return exporter.getFinishedSpans();
+    },
+    drain: () => log.flush(),
+    async close() {
+      await bus.shutdown();
+      await snapshot.close();
+      await ended.flush();
+    },
+    async crash() {
+      await log.flush();
+      await bus.shutdown();
+      await ended.flush();
+    },
+  };
+}
+
+/** A span as plain JSON, every field the exporter sends. */
+export function spanJson(s: ReadableSpan): string {
+  const c = s.spanContext();
+  return JSON.stringify({
+    name: s.name,
+    trace: c.traceId,
+    span: c.spanId,
+    parent: s.parentSpanContext?.spanId,
+    start: s.startTime,
+    end: s.endTime,
+    status: s.status,
+    attributes: s.attributes,
+    events: s.events,
+    links: s.links.map((l) => ({ trace: l.context.traceId, span: l.context.spanId, attributes: l.attributes })),
+    dropped: s.droppedEventsCount,
+  });
+}

@@ -70,6 +70,8 @@ export class Snapshotter implements EventSink {
   private stopped = false;
   private report: RestoreReport | undefined;
   private saves = 0;
+  /** periodic saves skipped: no event since the last one */
+  private unchanged = 0;
   private failures = 0;
   private lastError: string | undefined;
   private lastSave: { at: number; reason: string; captureMs: number; writeMs: number; totalMs: number; bytes: number } | undefined;
@@ -101,6 +103,7 @@ export class Snapshotter implements EventSink {
       ...(r ? { started_from: r.from, ...(r.fallback ? { fallback: r.fallback } : {}), restore_ms: r.ms, replayed_files: r.replay.files, replayed_events: r.replay.events, replayed_bytes: r.replay.bytes } : {}),
       interval_ms: this.opts.intervalMs,
       saves: this.saves,
+      saves_skipped_unchanged: this.unchanged,
       save_failures: this.failures,
       ...(this.lastError ? { last_error: this.lastError } : {}),
       ...(this.lastSave
@@ -257,6 +260,12 @@ export class Snapshotter implements EventSink {
   }
 
   private async saveNow(reason: string): Promise<boolean> {
+    // nothing happened since the last snapshot this process wrote: it still holds (spans closed idle since are
+    // closed again by the next start's own sweep)
+    if (reason === 'interval' && this.saves > 0 && this.dirty.size === 0) {
+      this.unchanged++;
+      return true;
+    }
     const t0 = performance.now();
     // capture, synchronously: nothing else runs until this returns
     const dirty = this.dirty;
@@ -268,12 +277,19 @@ export class Snapshotter implements EventSink {
       // every captured event in its log, then where each changed log's last captured event ends
       await this.opts.drained();
       const dir = logDirOf(this.opts.logDir);
-      const found = await Promise.all(
-        [...dirty].map(async ([session, id]) => {
-          const name = `${safeFileName(session)}.jsonl`;
-          return [name, await findLineEnd(path.join(dir, name), id).catch(() => undefined)] as const;
-        }),
-      );
+      // a few logs at a time: thousands of sessions may have changed since the last save
+      const found: (readonly [string, LogCursor | undefined])[] = [];
+      const todo = [...dirty];
+      for (let i = 0; i < todo.length; i += FIND_AT_ONCE) {
+        found.push(
+          ...(await Promise.all(
+            todo.slice(i, i + FIND_AT_ONCE).map(async ([session, id]) => {
+              const name = `${safeFileName(session)}.jsonl`;
+              return [name, await findLineEnd(path.join(dir, name), id).catch(() => undefined)] as const;
+            }),
+          )),
+        );
+      }
       const missing = found.filter(([, c]) => !c).length;
       if (missing > 0) throw new Abandoned(`${missing} log(s) do not hold their last event yet`);
       const now = this.now();
@@ -320,6 +336,9 @@ interface Plan {
   readonly mirror: Buffer | undefined;
   readonly cursors: Map<string, LogCursor>;
 }
+
+/** how many logs are searched for their last captured event at once */
+const FIND_AT_ONCE = 64;
 
 class Abandoned extends Error {
   override readonly name = 'Abandoned';

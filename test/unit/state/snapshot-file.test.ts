@@ -72,5 +72,11 @@ describe('finding where a log\'s last captured event ends', () => {
     expect(await findLineEnd(file, 'e9')).toBeUndefined();
     // bounded: not searched beyond maxBytes from the end
     expect(await findLineEnd(file, 'e1', 1000)).toBeUndefined();
+    // a line longer than what is parsed whole: known by the id it starts with
+    const huge = path.join(dir, 'h.jsonl');
+    const long = line('h1', { data: 'y'.repeat(3 * 1024 * 1024) });
+    writeFileSync(huge, line('h0') + long + line('h2'));
+    expect((await findLineEnd(huge, 'h1'))?.offset).toBe(line('h0').length + long.length);
+    expect((await findLineEnd(huge, 'h0'))?.offset).toBe(line('h0').length);
   });
 });

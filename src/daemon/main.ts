@@ -9,6 +9,7 @@ import { createExporter, loadOtelConfig, OtelMirror, samplerFromEnv } from '../.
 import { stderrLogger, type Logger } from './log.js';
 import { Snapshotter } from '../state/snapshot.js';
 import { createHookApp } from './hook-app.js';
+import type { SpoolIngest } from './spool-ingest.js';
 import type { EventBus } from '../sinks/event-bus.js';
 import { EnvelopeRecorder } from './envelope-recorder.js';
 import { RequestGuard } from '../transport/request-guard.js';
@@ -107,9 +108,13 @@ export async function startDaemon(config: DaemonConfig, log: Logger, env: NodeJS
     replayed: (ev) => {
       if (typeof ev.hermesspool === 'string') spooledSeen.add(ev.hermesspool);
     },
+    // bound once the hook app exists (below): the spool is created with it
+    spoolKeys: () => spoolRef?.publishedNotDeleted() ?? [],
     log,
   });
+  let spoolRef: SpoolIngest | undefined;
   const restored = snapshot.restore();
+  for (const key of restored.spoolKeys) spooledSeen.add(key);
   const r = restored.replay;
   log.info('state rebuilt', {
     from: restored.from,
@@ -154,6 +159,7 @@ export async function startDaemon(config: DaemonConfig, log: Logger, env: NodeJS
     }),
     spool: { dir: path.join(config.stateDir, 'spool'), seen: spooledSeen },
   });
+  spoolRef = spool;
   // fastify's own server stays unbound: the listeners feed its router, tagging each request's transport
   await app.ready();
   const listening = await openListeners(app.routing, {

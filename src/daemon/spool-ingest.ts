@@ -96,6 +96,8 @@ export class SpoolIngest {
   private lastError: string | undefined;
   /** ingested, but could not be deleted: never ingested twice by this process */
   private readonly done = new Set<string>();
+  /** spool keys whose events were published and whose file is not deleted yet (see publishedNotDeleted) */
+  private readonly published = new Set<string>();
   private readonly staleTmpMs: number;
 
   constructor(private readonly o: SpoolIngestOptions) {
@@ -307,12 +309,14 @@ export class SpoolIngest {
       return void (await this.reject(name, err instanceof Rejected ? err.message : 'invalid', buf.length));
     }
     let written: Promise<void>;
+    // published from here on (a refusal rejects within this same turn, before any timer can look)
+    this.published.add(key);
     try {
       written = this.o.ingest(parsed.raw, parsed.env, { arrival: parsed.arrival, key });
     } catch (err) {
       written = Promise.reject(err);
     }
-    written.catch(() => undefined);
+    written.catch(() => this.published.delete(key));
     return { name, bytes: buf.length, written };
   }
 
@@ -333,8 +337,12 @@ export class SpoolIngest {
       files.map(async (f) => {
         try {
           await unlink(path.join(this.o.dir, f.name));
+          this.published.delete(f.name.slice(0, -'.hook'.length));
         } catch (err) {
-          if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
+          if ((err as NodeJS.ErrnoException).code === 'ENOENT') {
+            this.published.delete(f.name.slice(0, -'.hook'.length));
+            return;
+          }
           this.done.add(f.name);
           this.fail('spool file ingested but not deleted', err);
         }
@@ -389,6 +397,15 @@ export class SpoolIngest {
         if ((err as NodeJS.ErrnoException).code !== 'ENOENT') this.fail('spool ledger not reset', err);
       }
     }
+  }
+
+  /**
+   * Keys of spooled hooks whose events were published but whose file is not
+   * deleted yet. The start-up snapshot records them: its log offsets cover
+   * those events, so after a crash the next start must not ingest them again.
+   */
+  publishedNotDeleted(): string[] {
+    return [...this.published];
   }
 
   private fail(msg: string, err: unknown): void {

@@ -22,9 +22,12 @@ import type { LogCursor } from '../daemon/log-replay.js';
  * snapshot or the new one, never a mix.
  */
 export const SNAPSHOT_FORMAT = 'hermes-aep/snapshot';
-export const SNAPSHOT_VERSION = 1;
+export const SNAPSHOT_VERSION = 2;
 /** Bigger than anything the bounded state can produce; a larger file is not read. */
 export const MAX_SNAPSHOT_BYTES = 512 * 1024 * 1024;
+
+/** spool keys a header holds at most (a spool drain has at most 64 files in flight; ~56 bytes each) */
+export const MAX_SPOOL_KEYS = 100;
 
 const headerSchema = z.object({
   format: z.literal(SNAPSHOT_FORMAT),
@@ -35,6 +38,8 @@ const headerSchema = z.object({
   epoch: z.number().int().nonnegative(),
   log_dir: z.string(),
   mirror: z.string().nullable(),
+  /** spooled hooks whose events the offsets cover but whose spool file was not deleted yet: never ingested again */
+  spool_keys: z.array(z.string().max(128)).max(MAX_SPOOL_KEYS),
   lanes: z.number().int().nonnegative(),
   files: z.number().int().nonnegative(),
   body_bytes: z.number().int().nonnegative(),

@@ -9,7 +9,7 @@ import { safeFileName } from '../sinks/safe-file-name.js';
 import { checkBuilderState } from '../../exporters/otel/builder-state.js';
 import type { OtelMirror } from '../../exporters/otel/otel-mirror.js';
 import { findLineEnd } from './find-line.js';
-import { readSnapshot, snapshotPath, SnapshotRejected, writeSnapshot, type SnapshotContent } from './snapshot-file.js';
+import { MAX_SPOOL_KEYS, readSnapshot, snapshotPath, SnapshotRejected, writeSnapshot, type SnapshotContent } from './snapshot-file.js';
 import { builderStateJson } from '../../exporters/otel/builder-state.js';
 
 export interface SnapshotOptions {
@@ -27,6 +27,8 @@ export interface SnapshotOptions {
   readonly log: Logger;
   /** hears every event read back from the logs at start (the spool's exactly-once keys) */
   readonly replayed?: (ev: AepEvent) => void;
+  /** at capture: the spooled hooks already published whose files are not deleted yet */
+  readonly spoolKeys?: () => readonly string[];
   readonly now?: () => number;
 }
 
@@ -38,6 +40,8 @@ export interface RestoreReport {
   readonly ms: number;
   readonly lanes: number;
   readonly replay: ReplayCounts;
+  /** spool keys the snapshot says are already in the log (the spool must delete, not ingest, those files) */
+  readonly spoolKeys: readonly string[];
 }
 
 /**
@@ -195,7 +199,14 @@ export class Snapshotter implements EventSink {
         if (c) this.cursors.set(f.name, c);
       }
     }
-    this.report = { from: plan ? 'snapshot' : 'replay', ...(fallback ? { fallback } : {}), ms: Math.round(performance.now() - t0), lanes, replay: counts };
+    this.report = {
+      from: plan ? 'snapshot' : 'replay',
+      ...(fallback ? { fallback } : {}),
+      ms: Math.round(performance.now() - t0),
+      lanes,
+      replay: counts,
+      spoolKeys: plan ? plan.snap.header.spool_keys : [],
+    };
     return this.report;
   }
 
@@ -272,8 +283,10 @@ export class Snapshotter implements EventSink {
     this.dirty = new Map();
     const lanes = this.opts.identity.saveLanes();
     const mirror = this.opts.mirror?.captureState() ?? null;
+    const spoolKeys = [...(this.opts.spoolKeys?.() ?? [])];
     const captureMs = performance.now() - t0;
     try {
+      if (spoolKeys.length > MAX_SPOOL_KEYS) throw new Abandoned(`${spoolKeys.length} spool files in flight`);
       // every captured event in its log, then where each changed log's last captured event ends
       await this.opts.drained();
       const dir = logDirOf(this.opts.logDir);
@@ -307,6 +320,7 @@ export class Snapshotter implements EventSink {
           epoch: this.opts.epoch,
           log_dir: path.resolve(this.opts.logDir),
           mirror: this.opts.mirror?.stateFingerprint ?? null,
+          spool_keys: spoolKeys,
         },
         cursors,
         mirror ? builderStateJson(mirror) : null,

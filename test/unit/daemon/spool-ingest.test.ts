@@ -145,6 +145,23 @@ describe('spool ingestion', () => {
     expect(d.callIds()).toEqual(['spooled1', 'spooled2', 'after']);
   });
 
+  it('a key is listed as published-but-not-deleted from its publication until its file is gone (what the start-up snapshot records, so a crash in between never ingests it twice)', async () => {
+    const dir = path.join(tempDir(), 'spool');
+    spoolFile(dir, T, envelope('held'));
+    const d = daemon(dir);
+    expect(d.spool.publishedNotDeleted()).toEqual([]);
+    d.gate.hold();
+    const started = d.spool.start();
+    await waitFor('the hook published, its write held', () => d.memory.events.length === 1);
+    const listed = d.spool.publishedNotDeleted();
+    expect(listed).toHaveLength(1);
+    expect(hookFiles(dir)).toEqual([`${listed[0]}.hook`]);
+    d.gate.release();
+    await started;
+    expect(hookFiles(dir)).toEqual([]);
+    expect(d.spool.publishedNotDeleted()).toEqual([]);
+  });
+
   it('a file that appears after the drain is ingested before the next live hook (a shim that wrote it late)', async () => {
     const dir = path.join(tempDir(), 'spool');
     const d = daemon(dir);

@@ -19,12 +19,12 @@ describe('snapshot file', () => {
           const lanes = sessions.map((s) => ({ session: s, ended, dormant: JSON.stringify({ session: s, note: 'tab\there "q" \\ \n' }) }));
           const cursors = new Map([['a.jsonl', { offset: 10, ino: 7, mtimeMs: 1.5 }]]);
           const mirror = { any: ['json', 1, null] };
-          await writeSnapshot(file, { daemon: 'v', written_at: 't', reason: 'test', epoch: 3, log_dir: '/l', mirror: 'm' }, cursors, [JSON.stringify(mirror)], lanes);
+          await writeSnapshot(file, { daemon: 'v', written_at: 't', reason: 'test', epoch: 3, log_dir: '/l', mirror: 'm', spool_keys: ['0001-k'] }, cursors, [JSON.stringify(mirror)], lanes);
           const back = readSnapshot(file)!;
           expect(back.lanes.map((l) => ({ ...l, dormant: Buffer.from(l.dormant).toString('utf8') }))).toEqual(lanes);
           expect(back.cursors).toEqual(cursors);
           expect(JSON.parse(back.mirror!.toString('utf8'))).toEqual(mirror);
-          expect(back.header).toMatchObject({ version: 1, epoch: 3, lanes: lanes.length, files: 1 });
+          expect(back.header).toMatchObject({ version: 2, epoch: 3, spool_keys: ['0001-k'], lanes: lanes.length, files: 1 });
         },
       ),
       { numRuns: 60 },
@@ -36,7 +36,7 @@ describe('snapshot file', () => {
     expect(readSnapshot(path.join(dir, 'none'))).toBeUndefined();
     const file = path.join(dir, 'snapshot');
     const lanes = [{ session: 's1', ended: false, dormant: '{"session":"s1"}' }];
-    await writeSnapshot(file, { daemon: 'v', written_at: 't', reason: 'r', epoch: 0, log_dir: '/l', mirror: null }, new Map([['s1.jsonl', { offset: 1, ino: 2, mtimeMs: 3 }]]), null, lanes);
+    await writeSnapshot(file, { daemon: 'v', written_at: 't', reason: 'r', epoch: 0, log_dir: '/l', mirror: null, spool_keys: [] }, new Map([['s1.jsonl', { offset: 1, ino: 2, mtimeMs: 3 }]]), null, lanes);
     const good = readFileSync(file);
     expect(good.indexOf(10)).toBe(HEADER_SLOT - 1);
     // a byte changed anywhere that matters: the padding of the header may change to any other blank

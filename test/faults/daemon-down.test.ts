@@ -404,4 +404,36 @@ describe('a crash between writing a spooled hook and deleting its file', () => {
     expect(events.map((e) => `${e.hermesspool}.hook`).sort()).toEqual([...kept.keys()].sort());
     expect(spoolFiles(s.dirs.stateDir)).toEqual([]);
   });
+
+  it('after a start from the snapshot: the keys it recorded as published-but-not-deleted are deleted, not ingested again', async () => {
+    const s = new Session('20261201_crash_window_snap');
+    sessions.push(s);
+    s.port = await freePort();
+    await s.fire(2);
+    const dir = path.join(s.dirs.stateDir, 'spool');
+    const kept = new Map(spoolFiles(s.dirs.stateDir).map((f) => [f, readFileSync(path.join(dir, f))]));
+    expect(kept.size).toBe(2);
+    const a = await s.start();
+    await s.settle(a);
+    // a clean stop writes the snapshot: its offsets cover the two hooks' events
+    expect(await a.stop()).toBe(0);
+    // as if a periodic snapshot had been captured while the two files were published and not yet deleted,
+    // and the process had died right after it: the header names their keys, the files are back
+    const snap = path.join(s.dirs.stateDir, 'snapshot');
+    const b0 = readFileSync(snap);
+    const nl = b0.indexOf(10);
+    const header = JSON.parse(b0.toString('utf8', 0, nl)) as Record<string, unknown>;
+    expect(header.spool_keys).toEqual([]);
+    const keys = [...kept.keys()].map((f) => f.slice(0, -'.hook'.length));
+    writeFileSync(snap, Buffer.concat([Buffer.from(`${JSON.stringify({ ...header, spool_keys: keys })}\n`), b0.subarray(nl + 1)]));
+    for (const [f, bytes] of kept) writeFileSync(path.join(dir, f), bytes, { mode: 0o600 });
+    const b = await s.start();
+    const h = await s.settle(b);
+    expect(h.snapshot).toMatchObject({ started_from: 'snapshot' });
+    expect(h.spool).toMatchObject({ ingested: 0, duplicates: 2, pending: 0 });
+    await b.stop();
+    const events = readLogs(s.dirs.logDir).get(`${safeFileName(s.script.session)}.jsonl`)!;
+    expect(events.map((e) => e.type)).toEqual(['session.started', 'run.started']);
+    expect(spoolFiles(s.dirs.stateDir)).toEqual([]);
+  });
 });

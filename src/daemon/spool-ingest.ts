@@ -266,12 +266,14 @@ export class SpoolIngest {
       const tmp = TMP_FILE.exec(f);
       if (!tmp) continue;
       const st = await stat(path.join(this.o.dir, f)).catch(() => undefined);
-      if (!st) continue;
-      if (Date.now() - st.mtimeMs > this.staleTmpMs) {
+      const key = `${tmp[1]!}.hook`;
+      // gone since the listing: most likely just renamed to its .hook, which this listing did not see; it is a
+      // barrier for this pass too, so the next listing takes it in order instead of a later hook overtaking it
+      const stale = st !== undefined && Date.now() - st.mtimeMs > this.staleTmpMs;
+      if (st && stale) {
         // its shim died mid-write: the partial file is moved aside and counted
         await this.reject(f, 'abandoned partial write', st.size, false);
       } else if (this.phase === 'initial') {
-        const key = `${tmp[1]!}.hook`;
         if (barrier === undefined || key < barrier) barrier = key;
       }
     }

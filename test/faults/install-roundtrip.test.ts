@@ -6,6 +6,7 @@
 // contains the marker text), plus the same round trip through the real CLI,
 // allowlist included.
 import { describe, expect, it } from 'vitest';
+import { requirePython } from '../support/python.js';
 import fc from 'fast-check';
 import { execFile, execFileSync } from 'node:child_process';
 import { promisify } from 'node:util';
@@ -326,17 +327,9 @@ describe('install → uninstall round trip on config.yaml (property)', () => {
   });
 });
 
-function pyyaml(): boolean {
-  try {
-    execFileSync('python3', ['-c', 'import yaml']);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 describe('what Hermes reads: PyYAML on the installed config', () => {
-  it.skipIf(!pyyaml())('sees our entry once per event and every other value as before', () => {
+  it('sees our entry once per event and every other value as before', () => {
+    requirePython('yaml');
     const samples = fc.sample(configArb.filter((c) => c.hooks !== 'flow-nonempty'), { numRuns: 200, seed: 11 });
     const docs = samples.flatMap((c) => {
       const original = render(c);

@@ -3,6 +3,7 @@
 // Hermes runs from the state dir, with its target written into the command
 // (item 10).
 import { describe, expect, it } from 'vitest';
+import { requirePython } from '../../support/python.js';
 import { execFile, execFileSync, spawn } from 'node:child_process';
 import { promisify } from 'node:util';
 import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
@@ -32,15 +33,6 @@ function fresh(): { home: string; state: string; env: NodeJS.ProcessEnv; copy: s
 }
 
 const hooksOf = (file: string) => parse(readFileSync(file, 'utf8'))?.hooks as Record<string, { command: string; timeout: number }[]>;
-
-function python3(): boolean {
-  try {
-    execFileSync('python3', ['-c', 'pass']);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 describe('a fresh Hermes home (item 9)', () => {
   it('a missing HERMES_HOME is created (0700) with config.yaml and the allowlist, and the report says so', async () => {
@@ -122,7 +114,8 @@ describe('the registered shim lives under the state dir (item 10)', () => {
     expect(readFileSync(path.join(home, 'shell-hooks-allowlist.json'))).toEqual(before.allow);
   });
 
-  it.skipIf(!python3())('the allowlist records the copy\'s mtime exactly as Hermes computes it, so `hooks doctor` sees no drift', async () => {
+  it('the allowlist records the copy\'s mtime exactly as Hermes computes it, so `hooks doctor` sees no drift', async () => {
+    requirePython();
     const { home, env } = fresh();
     await run(process.execPath, [CLI, 'install'], { env });
     const allow = JSON.parse(readFileSync(path.join(home, 'shell-hooks-allowlist.json'), 'utf8')) as { approvals: { command: string; script_mtime_at_approval: string }[] };

@@ -1,6 +1,7 @@
 // The installer's parts: Hermes's timestamp format, the shim copy, the hook
 // token, the target recorded in the command, and the allowlist splice.
 import { describe, expect, it } from 'vitest';
+import { requirePython } from '../../support/python.js';
 import { execFileSync } from 'node:child_process';
 import { chmodSync, existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -12,22 +13,14 @@ import { addApprovals, removeApprovals } from '../../../src/install/allowlist.js
 import { SHIM } from '../../support/paths.js';
 import { tempDir } from '../../support/processes.js';
 
-function python3(): boolean {
-  try {
-    execFileSync('python3', ['-c', 'pass']);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 describe("Hermes's timestamps", () => {
   it('whole seconds print without a fraction, others with six digits', () => {
     expect(pythonIsoUtc(1_780_000_000)).toBe('2026-05-28T20:26:40Z');
     expect(pythonIsoUtc(1_780_000_000.5)).toBe('2026-05-28T20:26:40.500000Z');
   });
 
-  it.skipIf(!python3())('match Python to the microsecond for st_mtime floats, rounding included', () => {
+  it('match Python to the microsecond for st_mtime floats, rounding included', () => {
+    requirePython();
     const samples: [bigint, bigint][] = [[1_780_000_000n, 0n], [1_780_000_000n, 999_999_999n], [1_780_000_000n, 500n], [1_780_000_000n, 1_500n], [1_780_000_000n, 2_500n]];
     for (let i = 0; i < 200; i++) samples.push([BigInt(1_600_000_000 + Math.floor(Math.random() * 300_000_000)), BigInt(Math.floor(Math.random() * 1e9))]);
     const py = 'import sys, datetime\nfor line in sys.stdin:\n  s, n = map(int, line.split())\n  print(datetime.datetime.fromtimestamp(s + n * 1e-9, tz=datetime.timezone.utc).isoformat().replace("+00:00", "Z"))';

@@ -1,5 +1,6 @@
-import { appendFile, mkdir, readFile, rename, unlink, writeFile } from 'node:fs/promises';
+import { appendFile, mkdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
+import { replaceDurably } from '../util/durable-file.js';
 import { RecencySet } from '../util/recency-map.js';
 
 const MAX_REMEMBERED = 100_000;
@@ -54,14 +55,8 @@ export class EndedSessions {
 
   private async compact(): Promise<void> {
     await mkdir(path.dirname(this.file), { recursive: true, mode: 0o700 });
-    const tmp = `${this.file}.${process.pid}.tmp`;
-    try {
-      await writeFile(tmp, [...this.ids].map((id) => `${JSON.stringify(id)}\n`).join(''), { mode: 0o600 });
-      await rename(tmp, this.file);
-    } catch (err) {
-      await unlink(tmp).catch(() => undefined);
-      throw err;
-    }
+    // the compacted index replaces the old one whole (a crash keeps one or the other)
+    await replaceDurably(this.file, (fh) => fh.writeFile([...this.ids].map((id) => `${JSON.stringify(id)}\n`).join('')));
   }
 
   has(session: string): boolean {

@@ -1,5 +1,6 @@
-import { mkdir, open, readFile, rename, unlink } from 'node:fs/promises';
+import { mkdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
+import { replaceDurably } from '../util/durable-file.js';
 
 /**
  * The emitter's restart generation (AEP-0001 §7): read from the state dir,
@@ -18,27 +19,8 @@ export async function bumpEpoch(stateDir: string): Promise<number> {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
   }
   const next = previous + 1;
-  const tmp = `${file}.${process.pid}.tmp`;
-  try {
-    const fh = await open(tmp, 'w', 0o600);
-    try {
-      await fh.writeFile(`${next}\n`);
-      await fh.sync();
-    } finally {
-      await fh.close();
-    }
-    await rename(tmp, file);
-  } catch (err) {
-    // a full or failing state dir: the start is refused, and leaves no temp file behind
-    await unlink(tmp).catch(() => undefined);
-    throw err;
-  }
-  // the rename itself must survive a power loss, or an old epoch could come back
-  const dir = await open(stateDir, 'r');
-  try {
-    await dir.sync();
-  } finally {
-    await dir.close();
-  }
+  // written durably BEFORE anything is emitted: an old epoch never comes back after a power loss,
+  // and a full or failing state dir refuses the start without leaving a temp file
+  await replaceDurably(file, (fh) => fh.writeFile(`${next}\n`));
   return next;
 }

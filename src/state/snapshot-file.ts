@@ -1,9 +1,10 @@
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
-import { open, rename, unlink, type FileHandle } from 'node:fs/promises';
+import type { FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { crc32 } from 'node:zlib';
 import { z } from 'zod';
 import type { LogCursor } from '../daemon/log-replay.js';
+import { replaceDurably } from '../util/durable-file.js';
 
 /**
  * `{stateDir}/snapshot`: what a daemon process held in memory, so the next
@@ -104,67 +105,50 @@ export async function writeSnapshot(
     inos.push(c.ino);
     mtimes.push(c.mtimeMs);
   }
-  const tmp = `${file}.${process.pid}.tmp`;
-  let pos = HEADER_SLOT;
-  try {
-    const fh = await open(tmp, 'w', 0o600);
-    try {
-      let crc = 0;
-      let parts: (string | Uint8Array)[] = [];
-      let size = 0;
-      const put = (s: string | Uint8Array): boolean => {
-        parts.push(s);
-        size += typeof s === 'string' ? s.length : s.byteLength;
-        return size >= WRITE_CHUNK;
-      };
-      const flush = async () => {
-        if (parts.length === 0) return;
-        const buf = Buffer.concat(joinStrings(parts).map((p) => (typeof p === 'string' ? Buffer.from(p, 'utf8') : p)));
-        parts = [];
-        size = 0;
-        crc = crc32(buf, crc);
-        await writeAll(fh, buf, pos);
-        pos += buf.length;
-      };
-      put(JSON.stringify([names, offsets, inos, mtimes]));
-      put('\n');
-      if (mirror === null) put('null');
-      else for (const piece of mirror) if (put(piece)) await flush();
-      put('\n');
-      for (const l of lanes) {
-        put(`${JSON.stringify(l.session)}${l.ended ? '\t1\t' : '\t0\t'}`);
-        put(l.dormant);
-        if (put('\n')) await flush();
-      }
-      await flush();
-      const header: SnapshotHeader = {
-        format: SNAPSHOT_FORMAT,
-        version: SNAPSHOT_VERSION,
-        ...h,
-        lanes: lanes.length,
-        files: names.length,
-        body_bytes: pos - HEADER_SLOT,
-        crc32: crc,
-      };
-      const line = JSON.stringify(header);
-      if (Buffer.byteLength(line) >= HEADER_SLOT) throw new Error('snapshot header does not fit its slot');
-      await writeAll(fh, Buffer.from(`${line.padEnd(HEADER_SLOT - 1, ' ')}\n`, 'utf8'), 0);
-      await fh.sync();
-    } finally {
-      await fh.close();
+  return replaceDurably(file, async (fh) => {
+    let pos = HEADER_SLOT;
+    let crc = 0;
+    let parts: (string | Uint8Array)[] = [];
+    let size = 0;
+    const put = (s: string | Uint8Array): boolean => {
+      parts.push(s);
+      size += typeof s === 'string' ? s.length : s.byteLength;
+      return size >= WRITE_CHUNK;
+    };
+    const flush = async () => {
+      if (parts.length === 0) return;
+      const buf = Buffer.concat(joinStrings(parts).map((p) => (typeof p === 'string' ? Buffer.from(p, 'utf8') : p)));
+      parts = [];
+      size = 0;
+      crc = crc32(buf, crc);
+      await writeAll(fh, buf, pos);
+      pos += buf.length;
+    };
+    put(JSON.stringify([names, offsets, inos, mtimes]));
+    put('\n');
+    if (mirror === null) put('null');
+    else for (const piece of mirror) if (put(piece)) await flush();
+    put('\n');
+    for (const l of lanes) {
+      put(`${JSON.stringify(l.session)}${l.ended ? '\t1\t' : '\t0\t'}`);
+      put(l.dormant);
+      if (put('\n')) await flush();
     }
-    await rename(tmp, file);
-  } catch (err) {
-    await unlink(tmp).catch(() => undefined);
-    throw err;
-  }
-  const dir = await open(path.dirname(file), 'r');
-  try {
-    await dir.sync();
-  } finally {
-    await dir.close();
-  }
-  return pos;
+    await flush();
+    const header: SnapshotHeader = {
+      format: SNAPSHOT_FORMAT,
+      version: SNAPSHOT_VERSION,
+      ...h,
+      lanes: lanes.length,
+      files: names.length,
+      body_bytes: pos - HEADER_SLOT,
+      crc32: crc,
+    };
+    const line = JSON.stringify(header);
+    if (Buffer.byteLength(line) >= HEADER_SLOT) throw new Error('snapshot header does not fit its slot');
+    await writeAll(fh, Buffer.from(`${line.padEnd(HEADER_SLOT - 1, ' ')}\n`, 'utf8'), 0);
+    return pos;
+  });
 }
 
 /** Runs of strings joined into one (fewer, larger buffers to concatenate). */

@@ -380,18 +380,23 @@ describe.each([
   });
 });
 
+/** Two hooks spooled while the daemon is down, then a daemon that ingests them; the files' bytes are kept for putting back. */
+async function spooledThenIngested(session: string) {
+  const s = new Session(session);
+  sessions.push(s);
+  s.port = await freePort();
+  await s.fire(2);
+  const dir = path.join(s.dirs.stateDir, 'spool');
+  const kept = new Map(spoolFiles(s.dirs.stateDir).map((f) => [f, readFileSync(path.join(dir, f))]));
+  expect(kept.size).toBe(2);
+  const a = await s.start();
+  await s.settle(a);
+  return { s, dir, kept, a };
+}
+
 describe('a crash between writing a spooled hook and deleting its file', () => {
   it('the next start finds the file key in the log it replays and deletes the file instead of ingesting it again', async () => {
-    const s = new Session('20261201_crash_window');
-    sessions.push(s);
-    s.port = await freePort();
-    // the daemon is down: two hooks are spooled
-    await s.fire(2);
-    const dir = path.join(s.dirs.stateDir, 'spool');
-    const kept = new Map(spoolFiles(s.dirs.stateDir).map((f) => [f, readFileSync(path.join(dir, f))]));
-    expect(kept.size).toBe(2);
-    const a = await s.start();
-    await s.settle(a);
+    const { s, dir, kept, a } = await spooledThenIngested('20261201_crash_window');
     await a.kill();
     // as if the process had died after the log write and before the deletes: the files are back
     for (const [f, bytes] of kept) writeFileSync(path.join(dir, f), bytes, { mode: 0o600 });
@@ -406,15 +411,7 @@ describe('a crash between writing a spooled hook and deleting its file', () => {
   });
 
   it('after a start from the snapshot: the keys it recorded as published-but-not-deleted are deleted, not ingested again', async () => {
-    const s = new Session('20261201_crash_window_snap');
-    sessions.push(s);
-    s.port = await freePort();
-    await s.fire(2);
-    const dir = path.join(s.dirs.stateDir, 'spool');
-    const kept = new Map(spoolFiles(s.dirs.stateDir).map((f) => [f, readFileSync(path.join(dir, f))]));
-    expect(kept.size).toBe(2);
-    const a = await s.start();
-    await s.settle(a);
+    const { s, dir, kept, a } = await spooledThenIngested('20261201_crash_window_snap');
     // a clean stop writes the snapshot: its offsets cover the two hooks' events
     expect(await a.stop()).toBe(0);
     // as if a periodic snapshot had been captured while the two files were published and not yet deleted,

@@ -60,6 +60,7 @@ export function createHookApp(o: HookAppOptions): HookApp {
     ? new SpoolIngest({
         dir: spoolOpts.dir,
         maxBodyBytes: o.maxBodyBytes,
+        ...(o.maxBodyNodes !== undefined ? { maxBodyNodes: o.maxBodyNodes } : {}),
         log: o.log,
         ...(spoolOpts.seen ? { seen: spoolOpts.seen } : {}),
         // Deleted once its events reached the OS; a refused hook (not processed) is kept for a later pass.

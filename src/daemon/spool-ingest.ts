@@ -4,7 +4,10 @@ import path from 'node:path';
 import { z } from 'zod';
 import { hookEnvelopeSchema, type HookEnvelope } from '../hermes/envelope.js';
 import type { Logger } from './log.js';
-import { MAX_DEPTH, nestsDeeperThan } from './server.js';
+import { DEFAULT_MAX_BODY_NODES } from '../config/config.js';
+import { BodyRefusal, parseBounded } from './json-body.js';
+import type { ScanLimits } from './json-scan.js';
+import { MAX_DEPTH } from './server.js';
 
 /**
  * The spool: hooks the shim could not deliver (daemon down, starting,
@@ -60,6 +63,8 @@ export interface SpoolIngestOptions {
   readonly seen?: Set<string>;
   /** the same bound as a live body (AEP_MAX_BODY_BYTES) */
   readonly maxBodyBytes: number;
+  /** the same node cap as a live body (AEP_MAX_BODY_NODES) */
+  readonly maxBodyNodes?: number;
   readonly log: Logger;
   /** a `.tmp` untouched this long belongs to a shim that died mid-write */
   readonly staleTmpMs?: number;
@@ -306,7 +311,7 @@ export class SpoolIngest {
     }
     let parsed: ReturnType<typeof decode>;
     try {
-      parsed = decode(buf);
+      parsed = decode(buf, { maxNodes: this.o.maxBodyNodes ?? DEFAULT_MAX_BODY_NODES, maxDepth: MAX_DEPTH });
     } catch (err) {
       return void (await this.reject(name, err instanceof Rejected ? err.message : 'invalid', buf.length));
     }
@@ -420,8 +425,11 @@ export class SpoolIngest {
   }
 }
 
-/** A spool file's bytes → the envelope, validated exactly as a live body is (same schema, depth, proto keys). */
-export function decode(buf: Buffer): { raw: unknown; env: HookEnvelope; arrival: Date } {
+/**
+ * A spool file's bytes → the envelope, validated exactly as a live body is: the
+ * same bounded parse (node cap, depth, poison keys: json-body.ts) and schema.
+ */
+export function decode(buf: Buffer, limits: ScanLimits = { maxNodes: DEFAULT_MAX_BODY_NODES, maxDepth: MAX_DEPTH }): { raw: unknown; env: HookEnvelope; arrival: Date } {
   const nl = buf.indexOf(10);
   if (nl < 0 || nl > HEADER_MAX) throw new Rejected('no header line');
   let header: z.infer<typeof headerSchema>;
@@ -434,31 +442,14 @@ export function decode(buf: Buffer): { raw: unknown; env: HookEnvelope; arrival:
   if (body.length !== header.bytes) throw new Rejected('torn: body length differs from the header');
   let raw: unknown;
   try {
-    raw = JSON.parse(body.toString('utf8'));
-  } catch {
+    raw = parseBounded(body, limits);
+  } catch (err) {
+    if (err instanceof BodyRefusal) throw new Rejected(err.code === 'too_deep' ? `body nests deeper than ${MAX_DEPTH} levels` : err.code === 'too_many_nodes' ? 'more JSON values and keys than AEP_MAX_BODY_NODES' : 'body is empty');
     throw new Rejected('body is not valid JSON');
   }
-  if (nestsDeeperThan(raw, MAX_DEPTH)) throw new Rejected(`body nests deeper than ${MAX_DEPTH} levels`);
-  stripPoisonKeys(raw);
   const env = hookEnvelopeSchema.safeParse(raw);
   if (!env.success) throw new Rejected('not a Hermes hook envelope');
   return { raw, env: env.data, arrival: new Date(header.arrival_ms) };
-}
-
-/** As the HTTP surface does (fastify `onProtoPoisoning`/`onConstructorPoisoning: 'remove'`): iterative, depth-checked before. */
-function stripPoisonKeys(value: unknown): void {
-  const stack: unknown[] = [value];
-  while (stack.length > 0) {
-    const v = stack.pop();
-    if (typeof v !== 'object' || v === null) continue;
-    const o = v as Record<string, unknown>;
-    if (!Array.isArray(o)) {
-      if (Object.hasOwn(o, '__proto__')) Reflect.deleteProperty(o, '__proto__');
-      const c = Object.hasOwn(o, 'constructor') ? o.constructor : undefined;
-      if (typeof c === 'object' && c !== null && Object.hasOwn(c, 'prototype')) Reflect.deleteProperty(o, 'constructor');
-    }
-    for (const child of Array.isArray(o) ? o : Object.values(o)) stack.push(child);
-  }
 }
 
 function size(file: string): number {

@@ -211,6 +211,13 @@ describe('spool ingestion', () => {
     expect(arrival.getTime()).toBe(T);
   });
 
+  it('a spooled body is held to the live node cap too (the same bounded parse as a POST)', () => {
+    const body = envelope('capped');
+    const buf = Buffer.from(`${JSON.stringify({ spool: 1, arrival: '', arrival_ms: T, bytes: Buffer.byteLength(body) })}\n${body}`);
+    expect(decode(buf).env.hook_event_name).toBe('pre_tool_call');
+    expect(() => decode(buf, { maxNodes: 3, maxDepth: 64 })).toThrow(/AEP_MAX_BODY_NODES/);
+  });
+
   it('at start, waits for a shim still writing an EARLIER hook instead of overtaking it', async () => {
     const dir = path.join(tempDir(), 'spool');
     const tmp = spoolFile(dir, T, envelope('first'), { tmp: true });

@@ -18,6 +18,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ORDINARY_COMMANDS, plantedSecrets, type PlantedSecret } from '../support/secret-corpus.js';
 import { runShim, startDaemonProcess, tempDir, type DaemonProcess } from '../support/processes.js';
+import type { Envelope } from '../support/scripted-session.js';
 
 const SENTINEL = 'hermes.observer.v1';
 const SESSION = '20261201_090000_5ec7e7';
@@ -39,14 +40,6 @@ function chunks(n: number): string[] {
   return Array.from({ length: n }, (_, i) => lines.slice(i * size, (i + 1) * size).map((p) => p.line).join('\n'));
 }
 
-type Envelope = {
-  hook_event_name: string;
-  tool_name: string | null;
-  tool_input: Record<string, unknown> | null;
-  session_id: string;
-  cwd: string;
-  extra: Record<string, unknown>;
-};
 
 /** A Hermes session whose every content field carries the planted corpus. */
 function plantedSession(): Envelope[] {

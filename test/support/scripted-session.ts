@@ -90,3 +90,16 @@ export function scriptedSession(session = '20261129_101500_a1b2c3', cwd = `/home
   ];
   return { session, successor, turns: [t1, t2], envelopes };
 }
+
+/** One `pre_tool_call` body as the shim posts it (session s1, one turn): the request the daemon unit tests send. */
+export function preToolCallBody(callId = 'c1', extra: Record<string, unknown> = {}, over: Record<string, unknown> = {}): string {
+  return JSON.stringify({
+    hook_event_name: 'pre_tool_call',
+    tool_name: 'terminal',
+    tool_input: { command: 'ls' },
+    session_id: 's1',
+    cwd: '/tmp',
+    extra: { telemetry_schema_version: SENTINEL, tool_call_id: callId, turn_id: 's1:t:1', ...extra },
+    ...over,
+  });
+}

@@ -4,23 +4,14 @@ import path from 'node:path';
 import { inProcessDaemon } from '../../support/in-process-daemon.js';
 import { JsonlLogSink } from '../../../src/sinks/jsonl-log-sink.js';
 import { tempDir } from '../../support/processes.js';
-import { MARKER, SENTINEL } from '../../support/scripted-session.js';
+import { MARKER, preToolCallBody, SENTINEL } from '../../support/scripted-session.js';
 import type { LogFields } from '../../../src/daemon/log.js';
 import { str } from '../../../src/hermes/envelope.js';
 
 const post = (d: ReturnType<typeof inProcessDaemon>, payload: string, type = 'application/json') =>
   d.app.inject({ method: 'POST', url: '/hook', payload, headers: { 'content-type': type } });
 
-const envelope = (over: Record<string, unknown> = {}, extra: Record<string, unknown> = {}) =>
-  JSON.stringify({
-    hook_event_name: 'pre_tool_call',
-    tool_name: 'terminal',
-    tool_input: { command: 'ls' },
-    session_id: 's1',
-    cwd: '/tmp',
-    extra: { telemetry_schema_version: SENTINEL, tool_call_id: 'c1', turn_id: 's1:t:1', ...extra },
-    ...over,
-  });
+const envelope = (over: Record<string, unknown> = {}, extra: Record<string, unknown> = {}) => preToolCallBody('c1', extra, over);
 
 describe('bad input: a clear refusal or an honest mapping, never a crash, never content in the error', () => {
   const apps: ReturnType<typeof inProcessDaemon>[] = [];

@@ -3,17 +3,9 @@ import type { AepEvent } from '../../../src/aep/event.js';
 import type { Degradation } from '../../../src/sinks/health-latch.js';
 import type { EventSink, WriteOutcome } from '../../../src/sinks/sink.js';
 import { inProcessDaemon } from '../../support/in-process-daemon.js';
-import { SENTINEL } from '../../support/scripted-session.js';
+import { preToolCallBody } from '../../support/scripted-session.js';
 
-const envelope = (callId: string) =>
-  JSON.stringify({
-    hook_event_name: 'pre_tool_call',
-    tool_name: 'terminal',
-    tool_input: { command: 'ls' },
-    session_id: 's1',
-    cwd: '/tmp',
-    extra: { telemetry_schema_version: SENTINEL, tool_call_id: callId, turn_id: 's1:t:1' },
-  });
+const envelope = (callId: string) => preToolCallBody(callId);
 
 /** A durable sink whose writes settle only when the test says so; it can refuse, or say it is degraded. */
 class GateSink implements EventSink {

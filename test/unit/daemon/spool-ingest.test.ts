@@ -11,17 +11,9 @@ import { decode, type SpoolIngest } from '../../../src/daemon/spool-ingest.js';
 import { IdentityStage } from '../../../src/identity/identity-stage.js';
 import { MemorySink } from '../../support/in-process-daemon.js';
 import { tempDir, waitFor } from '../../support/processes.js';
-import { SENTINEL } from '../../support/scripted-session.js';
+import { preToolCallBody } from '../../support/scripted-session.js';
 
-const envelope = (callId: string, extra: Record<string, unknown> = {}) =>
-  JSON.stringify({
-    hook_event_name: 'pre_tool_call',
-    tool_name: 'terminal',
-    tool_input: { command: 'ls' },
-    session_id: 's1',
-    cwd: '/tmp',
-    extra: { telemetry_schema_version: SENTINEL, tool_call_id: callId, turn_id: 's1:t:1', ...extra },
-  });
+const envelope = (callId: string, extra: Record<string, unknown> = {}) => preToolCallBody(callId, extra);
 
 let pidSeq = 1000;
 /** A spool file as the shim writes it: `<ms15>-<ns20>-<pid>-<rand>.hook`, header line, then the body bytes. */

@@ -78,7 +78,9 @@ async function program(): Promise<CommandType> {
 
   cli
     .command('install')
-    .description('copy the shim to {state dir}/shim/{version}/, register it for the twelve events in $HERMES_HOME/config.yaml, record consent in shell-hooks-allowlist.json')
+    .description(
+      'copy the shim to {state dir}/shim/{version}/, register it for the twelve events in $HERMES_HOME/config.yaml, record consent in shell-hooks-allowlist.json',
+    )
     .option('-n, --dry-run', 'print the planned changes; write nothing')
     .option('--timeout <seconds>', "Hermes's kill deadline for the shim, 6..300", seconds, 10)
     .option('--socket <path>', 'register the shim for this unix socket (default {state dir}/hook.sock)')
@@ -88,7 +90,14 @@ async function program(): Promise<CommandType> {
     .allowExcessArguments(false)
     .addHelpText('after', INSTALL_ENV)
     .action(async (o: { dryRun?: boolean; timeout: number; socket?: string; url?: string; stateDir?: string; hermesHome?: string }) =>
-      (await import('./install/install-cli.js')).runInstall({ dryRun: Boolean(o.dryRun), timeout: o.timeout, socket: o.socket, url: o.url, stateDir: o.stateDir, hermesHome: o.hermesHome }),
+      (await import('./install/install-cli.js')).runInstall({
+        dryRun: Boolean(o.dryRun),
+        timeout: o.timeout,
+        socket: o.socket,
+        url: o.url,
+        stateDir: o.stateDir,
+        hermesHome: o.hermesHome,
+      }),
     );
 
   cli

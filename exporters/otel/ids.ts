@@ -7,7 +7,10 @@ import { createHash } from 'node:crypto';
  * root. NUL separators keep the parts unambiguous.
  */
 function hex(bytes: number, ...parts: string[]): string {
-  const h = createHash('sha256').update(parts.join('\u0000'), 'utf8').digest('hex').slice(0, bytes * 2);
+  const h = createHash('sha256')
+    .update(parts.join('\u0000'), 'utf8')
+    .digest('hex')
+    .slice(0, bytes * 2);
   // all-zero ids are invalid in W3C trace context; astronomically unlikely, still excluded
   return /^0+$/.test(h) ? `${h.slice(0, -1)}1` : h;
 }

@@ -275,7 +275,12 @@ export class OtelMirror implements EventSink {
         timer = setTimeout(r, this.opts.config.shutdownTimeoutMs);
         timer.unref();
       });
-      await Promise.race([this.exportSide().then((s) => s.processor.shutdown()).catch(() => undefined), deadline]);
+      await Promise.race([
+        this.exportSide()
+          .then((s) => s.processor.shutdown())
+          .catch(() => undefined),
+        deadline,
+      ]);
       if (timer) clearTimeout(timer);
     })();
     return this.shut;

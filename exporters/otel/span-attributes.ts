@@ -97,7 +97,12 @@ export function terminalAttrs(ev: AepEvent): { attrs: Attrs; status?: { code: 'e
     }
     case 'tool.denied':
       return {
-        attrs: compactAttrs({ 'aep.outcome': 'denied', 'error.type': 'tool_denied', 'aep.denied_by': str(d.by), 'hermes.tool.duration_ms': num(d.duration_ms) }),
+        attrs: compactAttrs({
+          'aep.outcome': 'denied',
+          'error.type': 'tool_denied',
+          'aep.denied_by': str(d.by),
+          'hermes.tool.duration_ms': num(d.duration_ms),
+        }),
         status: { code: 'error', message: 'tool_denied' },
       };
     case 'attention.answered': {

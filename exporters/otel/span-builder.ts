@@ -286,7 +286,16 @@ export class SpanBuilder {
     if (existing) return existing;
     if (!this.mayOpen(key)) return undefined;
     const ctx = this.runCtx(ev.session, ev.run!);
-    const unit = this.create({ key, kind: 'run', session: ev.session, ctx, name: 'invoke_agent hermes', startMs: t, startKnown, attributes: runStartAttrs(ev) });
+    const unit = this.create({
+      key,
+      kind: 'run',
+      session: ev.session,
+      ctx,
+      name: 'invoke_agent hermes',
+      startMs: t,
+      startKnown,
+      attributes: runStartAttrs(ev),
+    });
     // a session is walkable turn by turn; a delegated session points at its delegation
     const prev = this.lastRun.get(ev.session);
     if (prev && prev.spanId !== ctx.spanId) unit.links.push({ ...prev, attributes: { 'aep.link.type': 'previous_run' } });
@@ -410,7 +419,12 @@ export class SpanBuilder {
     // a cause in ANOTHER unit (not this span, not its parent) becomes a link
     const cause = ev.cause ? this.eventCtx.get(ev.cause) : undefined;
     if (cause && cause.spanId !== unit.ctx.spanId && cause.spanId !== unit.parentSpanId && !unit.links.some((l) => l.spanId === cause.spanId)) {
-      unit.links.push({ traceId: cause.traceId, spanId: cause.spanId, sampled: cause.sampled, attributes: { 'aep.link.type': 'cause', 'aep.cause_event_id': ev.cause! } });
+      unit.links.push({
+        traceId: cause.traceId,
+        spanId: cause.spanId,
+        sampled: cause.sampled,
+        attributes: { 'aep.link.type': 'cause', 'aep.cause_event_id': ev.cause! },
+      });
     }
     this.eventCtx.set(ev.id, unit.ctx);
   }

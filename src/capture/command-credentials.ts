@@ -54,8 +54,24 @@ export interface CommandFamily {
 }
 
 const MYSQL_COMMANDS = [
-  'mysql', 'mysqldump', 'mysqladmin', 'mysqlimport', 'mysqlshow', 'mysqlcheck', 'mysqlpump', 'mysqlslap', 'mysqlbinlog', 'mysqlsh',
-  'mariadb', 'mariadb-dump', 'mariadb-admin', 'mariadb-import', 'mariadb-show', 'mariadb-check', 'mariadb-slap', 'mariadb-binlog',
+  'mysql',
+  'mysqldump',
+  'mysqladmin',
+  'mysqlimport',
+  'mysqlshow',
+  'mysqlcheck',
+  'mysqlpump',
+  'mysqlslap',
+  'mysqlbinlog',
+  'mysqlsh',
+  'mariadb',
+  'mariadb-dump',
+  'mariadb-admin',
+  'mariadb-import',
+  'mariadb-show',
+  'mariadb-check',
+  'mariadb-slap',
+  'mariadb-binlog',
 ];
 
 const userPass = (sep: ':' | ',' | '%', ...flags: string[]): CredentialOption[] =>
@@ -83,7 +99,11 @@ export const COMMAND_FAMILIES: readonly CommandFamily[] = [
     options: [{ flag: '-p', attached: true, separate: true }],
   },
   { name: 'sql server', commands: ['sqlcmd', 'bcp', 'osql', 'isql'], options: [{ flag: '-P', attached: true, separate: true }] },
-  { name: 'ldap', commands: ['ldapsearch', 'ldapadd', 'ldapmodify', 'ldapdelete', 'ldappasswd', 'ldapwhoami', 'ldapcompare', 'ldapmodrdn'], options: [{ flag: '-w', separate: true }] },
+  {
+    name: 'ldap',
+    commands: ['ldapsearch', 'ldapadd', 'ldapmodify', 'ldapdelete', 'ldappasswd', 'ldapwhoami', 'ldapcompare', 'ldapmodrdn'],
+    options: [{ flag: '-w', separate: true }],
+  },
   { name: 'zip', commands: ['zip', 'unzip', 'zipcloak'], options: [{ flag: '-P', separate: true }] },
   { name: '7z', commands: ['7z', '7za', '7zr', '7zz', 'rar', 'unrar'], options: [{ flag: '-p', attached: true }] },
   {
@@ -121,7 +141,12 @@ const FAMILIES_BY_COMMAND: ReadonlyMap<string, readonly CommandFamily[]> = (() =
 })();
 
 const namesPattern = (names: readonly string[]): RegExp =>
-  new RegExp([...names].sort((a, b) => b.length - a.length).map(escapeRegExp).join('|'));
+  new RegExp(
+    [...names]
+      .sort((a, b) => b.length - a.length)
+      .map(escapeRegExp)
+      .join('|'),
+  );
 
 /**
  * Loose, cheap tests before a text is split into segments and words: a
@@ -268,8 +293,7 @@ function commandFamilyRanges(text: string, out: Range[]): void {
 // 2. Long options named for a credential.
 
 /** The last word of a credential option's name (`--db-password`, `--client-secret`, `--oauth2-bearer`). */
-const CREDENTIAL_OPTION_WORD =
-  '(?:password|passwd|passphrase|pass|pwd|pw|token|secret|api[-_]?key|apikey|access[-_]?key|secret[-_]?key|bearer)';
+const CREDENTIAL_OPTION_WORD = '(?:password|passwd|passphrase|pass|pwd|pw|token|secret|api[-_]?key|apikey|access[-_]?key|secret[-_]?key|bearer)';
 
 /**
  * `--name VALUE` / `--name=VALUE` where the name's last word is a credential

@@ -131,12 +131,11 @@ function degradeAnswerValues(data: Record<string, unknown>): void {
 }
 
 /** Per-type handling of the [metadata*] exception fields when landing below `redacted`. */
-const METADATA_STAR_HANDLERS: ReadonlyMap<string, (data: Record<string, unknown>, event: CaptureEvent) => void> =
-  new Map([
-    ['attention.requested', degradeAttentionRequested],
-    ['attention.answered', degradeAnswerValues],
-    ['control.attention.respond', degradeAnswerValues],
-  ]);
+const METADATA_STAR_HANDLERS: ReadonlyMap<string, (data: Record<string, unknown>, event: CaptureEvent) => void> = new Map([
+  ['attention.requested', degradeAttentionRequested],
+  ['attention.answered', degradeAnswerValues],
+  ['control.attention.respond', degradeAnswerValues],
+]);
 
 /** The level an Event claims; a missing claim is the envelope default, a malformed one is treated as `full`. */
 function claimedCapture(event: CaptureEvent): CaptureLevel {
@@ -212,12 +211,7 @@ function isStructuralAnswer(spec: FormFieldSpec, value: unknown): boolean {
  * answers pass through the §9.4 pipeline; at `full` everything is kept
  * verbatim. Returns a new object.
  */
-export function gateFormValues(
-  fields: readonly FormFieldSpec[],
-  values: unknown,
-  ceiling: CaptureLevel,
-  opts: RedactOptions = {},
-): Record<string, unknown> {
+export function gateFormValues(fields: readonly FormFieldSpec[], values: unknown, ceiling: CaptureLevel, opts: RedactOptions = {}): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   if (!isRecord(values)) return out;
   const specs = new Map<string, FormFieldSpec>();

@@ -18,8 +18,7 @@ export const ASSIGNMENT_SEPARATOR = String.raw`(?:\\?["'])?\s*(?:=>|:=|[:=])\s*`
  * opening quote is seen, so the engine never rescans the line.
  */
 export const ASSIGNED_VALUE =
-  String.raw`(?:\\"(?:[^\\\r\n]|\\[^"\r\n])*(?:\\")?|\\'(?:[^\\\r\n]|\\[^'\r\n])*(?:\\')?|` +
-  String.raw`"(?:[^"\\\r\n]|\\.)*"?|'(?:[^'\\\r\n]|\\.)*'?|\S+)`;
+  String.raw`(?:\\"(?:[^\\\r\n]|\\[^"\r\n])*(?:\\")?|\\'(?:[^\\\r\n]|\\[^'\r\n])*(?:\\')?|` + String.raw`"(?:[^"\\\r\n]|\\.)*"?|'(?:[^'\\\r\n]|\\.)*'?|\S+)`;
 
 /**
  * A value typed on a command line: quoted as in `ASSIGNED_VALUE`, else a bare

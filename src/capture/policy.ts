@@ -23,6 +23,6 @@ export function defaultPolicy(redact: RedactOptions = {}): CapturePolicy {
 
 /** The level honoured for one event type under a policy. */
 export function levelFor(policy: CapturePolicy, type: string): CaptureLevel {
-  const category = type.startsWith('x.') ? type.split('.').slice(0, 2).join('.') : type.split('.')[0] ?? type;
+  const category = type.startsWith('x.') ? type.split('.').slice(0, 2).join('.') : (type.split('.')[0] ?? type);
   return policy.categories[category] ?? policy.ceiling;
 }

@@ -91,8 +91,7 @@ const BEARER_CANONICAL_RE = /(Bearer[ \t]+)[A-Za-z0-9\-._~+/]+=*/g;
  * token-looking word (a digit or token punctuation, or 16+ letters), so prose
  * like "the bearer of good news" survives.
  */
-const BEARER_ANYCASE_RE =
-  /(bearer[ \t]+)(?=[A-Za-z0-9\-._~+/]*[0-9\-._~+/]|[A-Za-z]{16})[A-Za-z0-9\-._~+/]+=*/gi;
+const BEARER_ANYCASE_RE = /(bearer[ \t]+)(?=[A-Za-z0-9\-._~+/]*[0-9\-._~+/]|[A-Za-z]{16})[A-Za-z0-9\-._~+/]+=*/gi;
 
 /** Credentials embedded in URLs (`scheme://user:password@host`). */
 const URL_CREDENTIALS_RE = /(?<![A-Za-z0-9+.-])([A-Za-z][A-Za-z0-9+.-]*:\/\/[^/\s:@]*:)[^/\s@]+@/g;
@@ -111,10 +110,7 @@ const CREDENTIAL_NAME =
 const AUTH_SCHEME = String.raw`(?:(?:bearer|basic|digest|token|negotiate|bot)[ \t]+)?`;
 
 /** `name = value`, `name: value`, `"name": "value"`, value possibly on the next line. */
-const CREDENTIAL_ASSIGNMENT_RE = new RegExp(
-  `(${CREDENTIAL_NAME}${ASSIGNMENT_SEPARATOR}${AUTH_SCHEME})(${ASSIGNED_VALUE})`,
-  'gi',
-);
+const CREDENTIAL_ASSIGNMENT_RE = new RegExp(`(${CREDENTIAL_NAME}${ASSIGNMENT_SEPARATOR}${AUTH_SCHEME})(${ASSIGNED_VALUE})`, 'gi');
 
 /** Closing quotes/brackets/separators only: never secret material. */
 const TRAILING_PUNCTUATION_RE = /^["'`)\]},;]*$/;
@@ -204,9 +200,7 @@ function redactSecretShapes(text: string): string {
   out = out.replace(BEARER_CANONICAL_RE, (_m, scheme: string) => scheme + SECRET_MARKER);
   out = out.replace(BEARER_ANYCASE_RE, (_m, scheme: string) => scheme + SECRET_MARKER);
   out = out.replace(URL_CREDENTIALS_RE, (_m, head: string) => `${head}${SECRET_MARKER}@`);
-  out = out.replace(CREDENTIAL_ASSIGNMENT_RE, (_m, prefix: string, value: string) =>
-    redactAssigned(prefix, value),
-  );
+  out = out.replace(CREDENTIAL_ASSIGNMENT_RE, (_m, prefix: string, value: string) => redactAssigned(prefix, value));
   return replaceRanges(out, commandCredentialRanges(out));
 }
 
@@ -249,10 +243,7 @@ function secretNamesRegExp(names: readonly string[]): RegExp | undefined {
   const cached = NAME_RE_CACHE.get(key);
   if (cached !== undefined) return cached;
   const alternation = usable.map(escapeRegExp).join('|');
-  const re = new RegExp(
-    `(${NAME_START}(?:${alternation})${ASSIGNMENT_SEPARATOR})(${ASSIGNED_VALUE})`,
-    'gi',
-  );
+  const re = new RegExp(`(${NAME_START}(?:${alternation})${ASSIGNMENT_SEPARATOR})(${ASSIGNED_VALUE})`, 'gi');
   if (NAME_RE_CACHE.size >= NAME_RE_CACHE_LIMIT) {
     const oldest = NAME_RE_CACHE.keys().next();
     if (oldest.done !== true) NAME_RE_CACHE.delete(oldest.value);
@@ -275,10 +266,7 @@ function redactSecretNames(text: string, names: readonly string[] | undefined): 
 const USER_SEGMENT = String.raw`[^/\\\s"'\x60<>|:;,()[\]{}*?]+`;
 
 /** Any POSIX user home (`/home/<user>`, `/Users/<user>`) or `/root`, as hardening beyond the operator's own home. */
-const POSIX_HOME_RE = new RegExp(
-  String.raw`(?<![A-Za-z0-9_.~-])(?:/(?:home|Users)/${USER_SEGMENT}|/root)(?=$|[/\s"'\x60<>|:;,()[\]{}])`,
-  'g',
-);
+const POSIX_HOME_RE = new RegExp(String.raw`(?<![A-Za-z0-9_.~-])(?:/(?:home|Users)/${USER_SEGMENT}|/root)(?=$|[/\s"'\x60<>|:;,()[\]{}])`, 'g');
 
 /** Windows user profiles (`C:\Users\<user>`). */
 const WINDOWS_HOME_RE = /(?<![A-Za-z0-9])[A-Za-z]:\\Users\\[^\\/\s"'<>|:;,()[\]{}*?]+/g;
@@ -315,25 +303,20 @@ function redactHomePaths(text: string, home: string | undefined): string {
 const DNS_LABEL = '[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?';
 
 /** Email addresses; the lookbehind anchors attempts at the start of a local-part run. */
-const EMAIL_RE = new RegExp(
-  `(?<![A-Za-z0-9._%+-])[A-Za-z0-9._%+-]+@${DNS_LABEL}(?:\\.${DNS_LABEL})*\\.[A-Za-z]{2,}(?![A-Za-z0-9-])`,
-  'g',
-);
+const EMAIL_RE = new RegExp(`(?<![A-Za-z0-9._%+-])[A-Za-z0-9._%+-]+@${DNS_LABEL}(?:\\.${DNS_LABEL})*\\.[A-Za-z]{2,}(?![A-Za-z0-9-])`, 'g');
 
 /**
  * International numbers (`+CC …`): a bounded number of digit groups, each
  * group's length bounded, so backtracking is constant per `+`.
  */
-const INTL_PHONE_RE =
-  /(?<![\w+])\+\d{1,3}[ .-]?(?:\(\d{1,4}\)[ .-]?)?\d{1,4}(?:[ .-]?\d{2,4}){1,4}(?!\d|[.-]\d)/g;
+const INTL_PHONE_RE = /(?<![\w+])\+\d{1,3}[ .-]?(?:\(\d{1,4}\)[ .-]?)?\d{1,4}(?:[ .-]?\d{2,4}){1,4}(?!\d|[.-]\d)/g;
 
 /**
  * North-American shaped numbers: `(555) 123-4567`, `555-123-4567`,
  * `555.123.4567`. Three groups of fixed width with a consistent separator, so
  * version strings (`22.11.0`) and dates never qualify.
  */
-const NANP_PHONE_RE =
-  /(?<![\w.+-])(?:\(\d{3}\)[ .-]?\d{3}[ .-]\d{4}|\d{3}([ .-])\d{3}\1\d{4})(?![\w-]|\.\d)/g;
+const NANP_PHONE_RE = /(?<![\w.+-])(?:\(\d{3}\)[ .-]?\d{3}[ .-]\d{4}|\d{3}([ .-])\d{3}\1\d{4})(?![\w-]|\.\d)/g;
 
 /** E.164 caps a number at 15 digits; fewer than 7 is not a dialable number. */
 function looksLikePhone(match: string): boolean {

@@ -6,11 +6,14 @@ import type { CapturePolicy } from '../capture/policy.js';
 import { MAX_SOCKET_PATH_BYTES } from '../transport/unix-socket.js';
 
 const level = z.enum(CAPTURE_LEVELS);
-const bool = z
-  .enum(['1', '0', 'true', 'false', 'yes', 'no', 'on', 'off'])
-  .transform((v) => ['1', 'true', 'yes', 'on'].includes(v));
+const bool = z.enum(['1', '0', 'true', 'false', 'yes', 'no', 'on', 'off']).transform((v) => ['1', 'true', 'yes', 'on'].includes(v));
 const port = z.coerce.number().int().min(0).max(65535);
-const list = z.string().transform((s) => s.split(',').map((x) => x.trim()).filter(Boolean));
+const list = z.string().transform((s) =>
+  s
+    .split(',')
+    .map((x) => x.trim())
+    .filter(Boolean),
+);
 
 /**
  * Nodes (JSON values plus object keys) a hook body may hold. A real
@@ -41,15 +44,33 @@ const envSchema = z.object({
   AEP_CAPTURE_ATTENTION: level.optional(),
   AEP_REDACT_PII: bool.default(true),
   AEP_SECRET_NAMES: list.default([]),
-  AEP_SOURCE_HOST: z.string().regex(/^[A-Za-z0-9.-]{1,253}$/, 'letters, digits, dots and dashes').optional(),
-  AEP_MAX_BODY_BYTES: z.coerce.number().int().min(1024).max(1024 * 1024 * 1024).default(64 * 1024 * 1024),
+  AEP_SOURCE_HOST: z
+    .string()
+    .regex(/^[A-Za-z0-9.-]{1,253}$/, 'letters, digits, dots and dashes')
+    .optional(),
+  AEP_MAX_BODY_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .max(1024 * 1024 * 1024)
+    .default(64 * 1024 * 1024),
   AEP_LOG_QUEUE_MAX: z.coerce.number().int().min(1).default(10_000),
   AEP_FSYNC_INTERVAL_MS: z.coerce.number().int().min(0).max(3_600_000).default(1_000),
   AEP_MAX_SESSIONS: z.coerce.number().int().min(1).default(10_000),
   AEP_DEBUG: bool.default(false),
   AEP_RECORD_DIR: z.string().min(1).optional(),
-  AEP_REPLAY_WINDOW_MS: z.coerce.number().int().min(0).max(30 * 24 * 3_600_000).default(3_600_000),
-  AEP_SNAPSHOT_INTERVAL_MS: z.coerce.number().int().min(0).max(24 * 3_600_000).default(30_000),
+  AEP_REPLAY_WINDOW_MS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(30 * 24 * 3_600_000)
+    .default(3_600_000),
+  AEP_SNAPSHOT_INTERVAL_MS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(24 * 3_600_000)
+    .default(30_000),
 });
 
 export interface DaemonConfig {
@@ -134,6 +155,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): DaemonConfig {
 }
 
 function sanitizeHost(h: string): string {
-  const s = h.toLowerCase().replace(/[^a-z0-9.-]/g, '-').slice(0, 253);
+  const s = h
+    .toLowerCase()
+    .replace(/[^a-z0-9.-]/g, '-')
+    .slice(0, 253);
   return s.length > 0 ? s : 'localhost';
 }

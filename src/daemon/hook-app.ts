@@ -103,7 +103,10 @@ export function createHookApp(o: HookAppOptions): HookApp {
     // the shim spools them behind the others, so arrival order holds.
     app.addHook('onRequest', (req, reply, done) => {
       if (!spool.draining || !isHook(req)) return done();
-      void reply.code(503).header('retry-after', '1').send({ error: 'spool_draining', message: 'the daemon is ingesting its spool; the shim spools this hook' });
+      void reply
+        .code(503)
+        .header('retry-after', '1')
+        .send({ error: 'spool_draining', message: 'the daemon is ingesting its spool; the shim spools this hook' });
     });
     // Live: anything spooled since is ingested before this hook (callback style: no promise when nothing waits).
     app.addHook('preHandler', (req, _reply, done) => {

@@ -90,8 +90,7 @@ export type WorkerRequest =
 
 /** What the worker answers for one body: the value whole, or in batches of parts (json-parts.ts). */
 export type WorkerReply =
-  | { id: number; ok: true; parts: Part[]; more: boolean; depth?: number }
-  | { id: number; ok: false; refusal?: BodyRefusalCode; syntax?: true };
+  { id: number; ok: true; parts: Part[]; more: boolean; depth?: number } | { id: number; ok: false; refusal?: BodyRefusalCode; syntax?: true };
 
 export interface JsonBodyParserOptions extends ScanLimits {
   /** the largest body accepted (AEP_MAX_BODY_BYTES) */

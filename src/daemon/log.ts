@@ -13,9 +13,11 @@ export interface Logger {
 }
 
 export function stderrLogger(debug = false, write: (line: string) => void = (l) => process.stderr.write(l)): Logger {
-  const emit = (level: string) => (msg: string, fields: LogFields = {}) => {
-    write(`${JSON.stringify({ time: new Date().toISOString(), level, msg, ...fields })}\n`);
-  };
+  const emit =
+    (level: string) =>
+    (msg: string, fields: LogFields = {}) => {
+      write(`${JSON.stringify({ time: new Date().toISOString(), level, msg, ...fields })}\n`);
+    };
   return { info: emit('info'), warn: emit('warn'), error: emit('error'), debug: debug ? emit('debug') : () => undefined };
 }
 

@@ -174,7 +174,8 @@ export async function startDaemon(config: DaemonConfig, log: Logger, env: NodeJS
   tcpUrl = url;
   // Hooks are answered 503 (and spooled by the shim) until the spool is drained; only then is the daemon
   // ready for them, and says so. Not awaited: a SIGTERM during a long drain still stops it cleanly.
-  const ready = () => log.info('hermes-aep daemon listening', { ...(socket ? { socket } : {}), ...(url ? { url } : {}), epoch, capture: config.policy.ceiling });
+  const ready = () =>
+    log.info('hermes-aep daemon listening', { ...(socket ? { socket } : {}), ...(url ? { url } : {}), epoch, capture: config.policy.ceiling });
   if (spool) void spool.start().then(() => !spool.draining && ready());
   else ready();
   snapshot.start();

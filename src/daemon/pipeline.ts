@@ -75,7 +75,10 @@ export class HookPipeline {
     }
     const published = this.bus.publish(events);
     // AEP_DEBUG: the hook name and the event types and seqs it became; structural only
-    this.log?.debug('hook mapped', { hook: /^[a-z0-9_]{1,64}$/.test(env.hook_event_name) ? env.hook_event_name : 'other', events: events.map((e) => `${e.type}#${e.seq}`).join(',') });
+    this.log?.debug('hook mapped', {
+      hook: /^[a-z0-9_]{1,64}$/.test(env.hook_event_name) ? env.hook_event_name : 'other',
+      events: events.map((e) => `${e.type}#${e.seq}`).join(','),
+    });
     return published.then((r): HookOutcome => {
       const reason = r.reason ?? 'not written';
       if (r.lost > 0) {

@@ -82,7 +82,12 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
   if (deps.guard) app.addHook('onRequest', deps.guard.onRequest);
   // Bounded JSON: nodes and depth are counted before parsing; large bodies parse on a worker.
   const json = new JsonBodyParser(
-    { maxBytes: deps.maxBodyBytes, maxNodes: deps.maxBodyNodes ?? DEFAULT_MAX_BODY_NODES, maxDepth: MAX_DEPTH, ...(deps.jsonWorkerUrl ? { workerUrl: deps.jsonWorkerUrl } : {}) },
+    {
+      maxBytes: deps.maxBodyBytes,
+      maxNodes: deps.maxBodyNodes ?? DEFAULT_MAX_BODY_NODES,
+      maxDepth: MAX_DEPTH,
+      ...(deps.jsonWorkerUrl ? { workerUrl: deps.jsonWorkerUrl } : {}),
+    },
     { tooLarge: () => new errorCodes.FST_ERR_CTP_BODY_TOO_LARGE(), badLength: () => new errorCodes.FST_ERR_CTP_INVALID_CONTENT_LENGTH() },
   );
   app.removeContentTypeParser('application/json');
@@ -94,7 +99,8 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
     const code = (err as { code?: string }).code ?? '';
     const known = REFUSALS[code] ?? (err instanceof SyntaxError ? REFUSALS.FST_ERR_CTP_INVALID_JSON_BODY : undefined);
     // a real hook lost to the node cap should be visible to the operator (structure only)
-    if (code === 'too_many_nodes') deps.log.warn('a hook body was refused: more JSON values and keys than AEP_MAX_BODY_NODES', { max: deps.maxBodyNodes ?? DEFAULT_MAX_BODY_NODES });
+    if (code === 'too_many_nodes')
+      deps.log.warn('a hook body was refused: more JSON values and keys than AEP_MAX_BODY_NODES', { max: deps.maxBodyNodes ?? DEFAULT_MAX_BODY_NODES });
     if (known) return reply.code(known.status).send({ error: known.error, message: known.message });
     deps.log.error('request failed', { code: code || (err as Error).name });
     return reply.code(500).send({ error: 'internal', message: 'the daemon could not process this hook' });
@@ -121,7 +127,9 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
     const outcome = await deps.pipeline.handle(parsed.data);
     // Refused = not processed at all, so a retry (the shim's spool) records it exactly once.
     if (outcome.status === 'refused') {
-      return reply.code(503).send({ error: 'unavailable', message: 'the event log cannot take hooks now; nothing of this one was recorded', reason: outcome.reason });
+      return reply
+        .code(503)
+        .send({ error: 'unavailable', message: 'the event log cannot take hooks now; nothing of this one was recorded', reason: outcome.reason });
     }
     // Observe-only: the reply never injects context. `retained` (write failed, held in memory
     // until the log recovers) and `lost` (counted) are answered 200 too: the hook was processed,

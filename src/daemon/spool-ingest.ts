@@ -429,7 +429,10 @@ export class SpoolIngest {
  * A spool file's bytes → the envelope, validated exactly as a live body is: the
  * same bounded parse (node cap, depth, poison keys: json-body.ts) and schema.
  */
-export function decode(buf: Buffer, limits: ScanLimits = { maxNodes: DEFAULT_MAX_BODY_NODES, maxDepth: MAX_DEPTH }): { raw: unknown; env: HookEnvelope; arrival: Date } {
+export function decode(
+  buf: Buffer,
+  limits: ScanLimits = { maxNodes: DEFAULT_MAX_BODY_NODES, maxDepth: MAX_DEPTH },
+): { raw: unknown; env: HookEnvelope; arrival: Date } {
   const nl = buf.indexOf(10);
   if (nl < 0 || nl > HEADER_MAX) throw new Rejected('no header line');
   let header: z.infer<typeof headerSchema>;
@@ -444,7 +447,14 @@ export function decode(buf: Buffer, limits: ScanLimits = { maxNodes: DEFAULT_MAX
   try {
     raw = parseBounded(body, limits);
   } catch (err) {
-    if (err instanceof BodyRefusal) throw new Rejected(err.code === 'too_deep' ? `body nests deeper than ${MAX_DEPTH} levels` : err.code === 'too_many_nodes' ? 'more JSON values and keys than AEP_MAX_BODY_NODES' : 'body is empty');
+    if (err instanceof BodyRefusal)
+      throw new Rejected(
+        err.code === 'too_deep'
+          ? `body nests deeper than ${MAX_DEPTH} levels`
+          : err.code === 'too_many_nodes'
+            ? 'more JSON values and keys than AEP_MAX_BODY_NODES'
+            : 'body is empty',
+      );
     throw new Rejected('body is not valid JSON');
   }
   const env = hookEnvelopeSchema.safeParse(raw);

@@ -4,15 +4,7 @@ import { levelFor, type CapturePolicy } from '../capture/policy.js';
 import type { MappedEvent } from '../mapping/types.js';
 import { UNKNOWN_SESSION, type AepEvent, type Severity } from '../aep/event.js';
 import { hermesExtensions } from './extensions.js';
-import {
-  MAX_ENDED_RUNS_PER_SESSION,
-  MAX_PENDING_PER_SESSION,
-  boundedAdd,
-  boundedSet,
-  newLane,
-  type PendingCard,
-  type SessionLane,
-} from './lanes.js';
+import { MAX_ENDED_RUNS_PER_SESSION, MAX_PENDING_PER_SESSION, boundedAdd, boundedSet, newLane, type PendingCard, type SessionLane } from './lanes.js';
 import { decodeLane, encodeLane, isDormant, type DormantLane } from './lane-state.js';
 
 export interface IdentityOptions {
@@ -465,9 +457,7 @@ function approvalKey(x: Record<string, unknown>): string {
  */
 function takeApproval(lane: SessionLane, key: string, callId: string | undefined): PendingCard | undefined {
   const candidates = lane.approvals.filter((c) => c.key === key);
-  const card = callId
-    ? (candidates.find((c) => c.toolCallId === callId) ?? candidates.find((c) => c.toolCallId === undefined))
-    : candidates[0];
+  const card = callId ? (candidates.find((c) => c.toolCallId === callId) ?? candidates.find((c) => c.toolCallId === undefined)) : candidates[0];
   if (card) lane.approvals.splice(lane.approvals.indexOf(card), 1);
   return card;
 }

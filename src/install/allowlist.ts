@@ -67,7 +67,9 @@ function isOurs(v: unknown): boolean {
 /** One approval, on one line, in the key order Hermes records them. */
 function render(event: string, command: string, approvedAt: string, scriptMtime: string | null): string {
   const o = { event, command, approved_at: approvedAt, script_mtime_at_approval: scriptMtime };
-  return `{${Object.entries(o).map(([k, v]) => `${JSON.stringify(k)}: ${JSON.stringify(v)}`).join(', ')}}`;
+  return `{${Object.entries(o)
+    .map(([k, v]) => `${JSON.stringify(k)}: ${JSON.stringify(v)}`)
+    .join(', ')}}`;
 }
 
 /** Our approvals out, each with the separator install added before it (or, first in the list, the one after it). */
@@ -77,7 +79,7 @@ function removeOurs(text: string): { text: string; removed: number } {
   const els = list.elements;
   const deletes: [number, number][] = [];
   let removed = 0;
-  for (let i = 0; i < els.length; ) {
+  for (let i = 0; i < els.length;) {
     if (!isOurs(values[i])) {
       i++;
       continue;
@@ -141,10 +143,15 @@ export function addApprovals(
   const working = text === undefined ? skeleton(CREATED_MISSING) : text.trim() === '' ? skeleton(CREATED_EMPTY) : text;
   const { values } = parse(working);
   const ours = values.filter(isOurs).map((v) => approvalSchema.parse(v));
-  const exact = events.every((e) => ours.filter((o) => o.event === e && o.command === command && (o.script_mtime_at_approval ?? null) === scriptMtime).length === 1);
+  const exact = events.every(
+    (e) => ours.filter((o) => o.event === e && o.command === command && (o.script_mtime_at_approval ?? null) === scriptMtime).length === 1,
+  );
   if (text !== undefined && exact && ours.length === events.length) return { text, changed: false, changes: [] };
   const base = removeOurs(working);
-  const out = insert(base.text, events.map((e) => render(e, command, approvedAt, scriptMtime)));
+  const out = insert(
+    base.text,
+    events.map((e) => render(e, command, approvedAt, scriptMtime)),
+  );
   const changes = events.map((e) => `allowlist: approve ${e}`);
   if (base.removed > 0) changes.push(`allowlist: replace ${base.removed} earlier hermes-aep approval${base.removed === 1 ? '' : 's'}`);
   return { text: out, changed: true, changes };
@@ -154,8 +161,10 @@ export function addApprovals(
 export function removeApprovals(text: string | undefined): AllowlistEdit {
   if (text === undefined || text.trim() === '') return { text: text ?? '', changed: false, changes: [] };
   const { text: out, removed } = removeOurs(text);
-  if (out === skeleton(CREATED_MISSING)) return { text: '', changed: true, deleteFile: true, changes: [`allowlist: remove ${removed} hermes-aep approvals and the file install created`] };
-  if (out === skeleton(CREATED_EMPTY)) return { text: '', changed: true, changes: [`allowlist: remove ${removed} hermes-aep approvals (the file was empty before install)`] };
+  if (out === skeleton(CREATED_MISSING))
+    return { text: '', changed: true, deleteFile: true, changes: [`allowlist: remove ${removed} hermes-aep approvals and the file install created`] };
+  if (out === skeleton(CREATED_EMPTY))
+    return { text: '', changed: true, changes: [`allowlist: remove ${removed} hermes-aep approvals (the file was empty before install)`] };
   if (removed === 0) return { text, changed: false, changes: [] };
   return { text: out, changed: true, changes: [`allowlist: remove ${removed} hermes-aep approval${removed === 1 ? '' : 's'}`] };
 }

@@ -3,8 +3,24 @@ import { REGISTERED_HOOKS } from '../hermes/envelope.js';
 import { isOurCommand } from './our-command.js';
 import { applyDeletes, applyInserts, lineEnd, lineOf, lines, lineSpans, lineStartAfter, type LineInsert, type Lines, type TextInsert } from './text-edits.js';
 import {
-  columnOf, ConfigRefused, contentEnd, CREATED_MARK, dashOffset, endsInBlockScalar, findPair, isNull, keyLine, keyName, load, MARK, marks,
-  pairLines, range, referencedAnchors, WAS_PREFIX, type Marks,
+  columnOf,
+  ConfigRefused,
+  contentEnd,
+  CREATED_MARK,
+  dashOffset,
+  endsInBlockScalar,
+  findPair,
+  isNull,
+  keyLine,
+  keyName,
+  load,
+  MARK,
+  marks,
+  pairLines,
+  range,
+  referencedAnchors,
+  WAS_PREFIX,
+  type Marks,
 } from './yaml-source.js';
 
 export { shlexQuote } from './shell-words.js';
@@ -139,10 +155,11 @@ export function removeHooks(text: string): ConfigEdit {
       const remaining = seq ? seq.items.length - ours.length : isNull(pair.value) ? 0 : 1;
       if (ours.length > 0) changes.push(`hooks.${event ?? '?'}: remove ${ours.length} hermes-aep entr${ours.length === 1 ? 'y' : 'ies'}`);
       if (seq?.flow) deletes.push(...flowRemovals(seq));
-      else for (const { item } of ours) {
-        const [a, b] = itemLines(l, item);
-        for (let i = a; i <= b; i++) removeLines.add(i);
-      }
+      else
+        for (const { item } of ours) {
+          const [a, b] = itemLines(l, item);
+          for (let i = a; i <= b; i++) removeLines.add(i);
+        }
       const kl = lineOf(l, range(pair.key)![0]);
       const legacy = ours.length > 0 && ours.every((o) => !o.clean) && !m.marked.has(kl);
       if (m.marked.has(kl)) {
@@ -188,7 +205,8 @@ export function removeHooks(text: string): ConfigEdit {
   const deleteFile = m.created.size > 0 && out.replace(/^\uFEFF/, '') === '';
   if (!deleteFile) {
     const check = parseDocument(out, { version: '1.1', uniqueKeys: false });
-    if (check.errors.length > 0) throw new ConfigRefused('removing the hermes-aep entries would leave config.yaml invalid (was it edited by hand around them?)');
+    if (check.errors.length > 0)
+      throw new ConfigRefused('removing the hermes-aep entries would leave config.yaml invalid (was it edited by hand around them?)');
   }
   if (changes.length === 0) changes.push('remove the lines marked "added by hermes-aep"');
   return { text: out, changed: out !== text || deleteFile, changes, ...(deleteFile ? { deleteFile } : {}) };
@@ -244,7 +262,8 @@ function planInsert(text: string, entry: HookEntry, events: readonly string[], c
   const shared = referencedAnchors(doc);
   const notShared = (node: unknown, what: string) => {
     const a = (node as { anchor?: string } | null)?.anchor;
-    if (a && shared.has(a)) throw new ConfigRefused(`${what} carries the anchor &${a}, which an alias (*${a}) reuses elsewhere; adding to it would change that place too`);
+    if (a && shared.has(a))
+      throw new ConfigRefused(`${what} carries the anchor &${a}, which an alias (*${a}) reuses elsewhere; adding to it would change that place too`);
   };
   /** comment out lines [a, b] and put `replacement` after them */
   const replace = (a: number, b: number, replacement: string[]) => {
@@ -264,16 +283,19 @@ function planInsert(text: string, entry: HookEntry, events: readonly string[], c
   if (root === null) {
     plan.inserts.push({ at: appendAt, lines: hooksBlock(0), order: 0 });
   } else if (isMap(root) && root.flow) {
-    if (root.items.length > 0) throw new ConfigRefused('config.yaml is one flow mapping ({...}) holding settings; write it in block style (one key per line) to let install edit it');
+    if (root.items.length > 0)
+      throw new ConfigRefused('config.yaml is one flow mapping ({...}) holding settings; write it in block style (one key per line) to let install edit it');
     const r = range(root)!;
     const a = lineOf(l, r[0]);
     const b = lineOf(l, Math.max(r[1] - 1, r[0]));
-    if (l.text.slice(l.starts[a], r[0]).trim() !== '' || !/^[ \t]*(#.*)?$/.test(l.text.slice(r[1], lineEnd(l, b)))) throw new ConfigRefused('the empty mapping {} shares its line with other content');
+    if (l.text.slice(l.starts[a], r[0]).trim() !== '' || !/^[ \t]*(#.*)?$/.test(l.text.slice(r[1], lineEnd(l, b))))
+      throw new ConfigRefused('the empty mapping {} shares its line with other content');
     replace(a, b, hooksBlock(0));
   } else if (isMap(root)) {
     if ((root.items as Pair[]).some((p) => keyName(p) === '<<') && !findPair(root, 'hooks')) {
       const merged = doc.toJS({ maxAliasCount: -1 }) as Record<string, unknown> | null;
-      if (merged && 'hooks' in merged) throw new ConfigRefused('hooks: comes into config.yaml through a merge key (<<: *...); install cannot add to it without overriding it');
+      if (merged && 'hooks' in merged)
+        throw new ConfigRefused('hooks: comes into config.yaml through a merge key (<<: *...); install cannot add to it without overriding it');
     }
     const rootCol = columnOf(l, range((root.items[0] as Pair).key)![0]);
     const pair = findPair(root, 'hooks');
@@ -295,7 +317,9 @@ function planInsert(text: string, entry: HookEntry, events: readonly string[], c
       }
     } else if (isMap(v) && v.flow) {
       if (v.items.length > 0)
-        throw new ConfigRefused('hooks: is written in flow style ({...}) and holds hooks already; write it as a block (one event per line) to let install add its entries');
+        throw new ConfigRefused(
+          'hooks: is written in flow style ({...}) and holds hooks already; write it as a block (one event per line) to let install add its entries',
+        );
       notShared(v, 'hooks:');
       const [a, b] = pairLines(l, pair, 'hooks:');
       replace(a, b, hooksBlock(columnOf(l, range(pair.key)![0])));
@@ -307,7 +331,9 @@ function planInsert(text: string, entry: HookEntry, events: readonly string[], c
     }
   }
   if (eofScalar && plan.inserts.some((ins) => ins.at === text.length)) {
-    throw new ConfigRefused('config.yaml ends in a block scalar (| or >) without a final newline, right where install would add lines (that would change its value): end the file with a newline, then run install again');
+    throw new ConfigRefused(
+      'config.yaml ends in a block scalar (| or >) without a final newline, right where install would add lines (that would change its value): end the file with a newline, then run install again',
+    );
   }
   if (create) plan.inserts.push({ at: 0, lines: [CREATED_MARK], order: -1 });
   return applyInserts(l, plan.inserts, plan.inline);
@@ -321,7 +347,8 @@ interface Builders {
 }
 
 function planEvents(l: Lines, hooks: YAMLMap, plan: Plan, events: readonly string[], entry: HookEntry, b: Builders): void {
-  if ((hooks.items as Pair[]).some((p) => keyName(p) === '<<')) throw new ConfigRefused('hooks: uses a merge key (<<: *...); install cannot tell which events it already defines');
+  if ((hooks.items as Pair[]).some((p) => keyName(p) === '<<'))
+    throw new ConfigRefused('hooks: uses a merge key (<<: *...); install cannot tell which events it already defines');
   const col = columnOf(l, range((hooks.items[0] as Pair).key)![0]);
   const end = lineStartAfter(l, contentEnd(hooks));
   const missing: string[] = [];

@@ -51,7 +51,8 @@ function hookUrl(raw: string, from: string): string {
     throw new TargetError(`${from} is not a URL`);
   }
   if (u.protocol !== 'http:') throw new TargetError(`${from} must be an http:// URL (the shim speaks plain HTTP to this machine only)`);
-  if (!LOOPBACK.test(u.hostname)) throw new TargetError(`${from} must point at this machine (127.0.0.1, [::1] or localhost): the shim sends hook content and the token in clear`);
+  if (!LOOPBACK.test(u.hostname))
+    throw new TargetError(`${from} must point at this machine (127.0.0.1, [::1] or localhost): the shim sends hook content and the token in clear`);
   if (u.pathname === '/') u.pathname = '/hook';
   return u.href;
 }

@@ -54,7 +54,7 @@ export function lineStartAfter(l: Lines, offset: number): number {
 export function lineSpans(l: Lines, set: Iterable<number>): [number, number][] {
   const sorted = [...new Set(set)].sort((a, b) => a - b);
   const out: [number, number][] = [];
-  for (let k = 0; k < sorted.length; ) {
+  for (let k = 0; k < sorted.length;) {
     const a = sorted[k]!;
     let b = a;
     while (sorted[k + 1] === b + 1) b = sorted[++k]!;

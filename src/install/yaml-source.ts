@@ -45,7 +45,8 @@ export function comments(text: string): { all: Comment[]; docEnd?: number } {
     if (tok === null || typeof tok !== 'object' || seen.has(tok)) return;
     seen.add(tok);
     const t = tok as { type?: unknown; offset?: unknown; source?: unknown };
-    if (t.type === 'comment' && typeof t.offset === 'number' && typeof t.source === 'string') all.push({ offset: t.offset, source: t.source.replace(/\r$/, '') });
+    if (t.type === 'comment' && typeof t.offset === 'number' && typeof t.source === 'string')
+      all.push({ offset: t.offset, source: t.source.replace(/\r$/, '') });
     if (t.type === 'doc-end' && typeof t.offset === 'number') docEnd ??= t.offset;
     for (const v of Object.values(tok)) walk(v);
   };
@@ -119,7 +120,6 @@ export function endsInBlockScalar(doc: Document, end: number): boolean {
 export function isNull(node: unknown): boolean {
   return node === null || node === undefined || (isScalar(node) && node.value === null);
 }
-
 
 /** Anchors some alias refers to: a node carrying one is shared, and adding to it would change the other place too. */
 export function referencedAnchors(doc: Document): Set<string> {

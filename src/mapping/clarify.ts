@@ -13,8 +13,7 @@ const CARD = 'attention.requested';
 const FIELD_ID = '1';
 
 /** Vendor return-contract sentinels at the pinned tag (tools/clarify_tool.py, cli.py, gateway). */
-const CLI_TIMEOUT =
-  'The user did not provide a response within the time limit. Use your best judgement to make the choice and proceed.';
+const CLI_TIMEOUT = 'The user did not provide a response within the time limit. Use your best judgement to make the choice and proceed.';
 const GATEWAY_TIMEOUT = /^\[user did not respond within \d+(?:\.\d+)?\s?m\]$/;
 const CLI_CANCELLED = 'The user cancelled. Use your best judgement to proceed.';
 const UNDELIVERABLE = '[clarify prompt could not be delivered]';

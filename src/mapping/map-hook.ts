@@ -11,10 +11,7 @@ import { isSmartApproval, mapSmartReviewRequest, mapSmartReviewResponse } from '
 import { mapPostToolCall, mapPreToolCall, toolOutcome } from './tool.js';
 import type { HookMapper, MappedEvent } from './types.js';
 
-const preTool: HookMapper = (env, policy) => [
-  ...mapPreToolCall(env, policy),
-  ...(env.tool_name === CLARIFY_TOOL ? mapClarifyRequest(env, policy) : []),
-];
+const preTool: HookMapper = (env, policy) => [...mapPreToolCall(env, policy), ...(env.tool_name === CLARIFY_TOOL ? mapClarifyRequest(env, policy) : [])];
 
 const postTool: HookMapper = (env, policy) => [
   ...mapPostToolCall(env, policy),

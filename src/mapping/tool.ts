@@ -61,11 +61,7 @@ export function mapPostToolCall(env: HookEnvelope, policy: CapturePolicy): Mappe
         tool,
         duration_ms,
         result_digest: digestOf(policy, type, result),
-        result_redacted: !resultOk
-          ? undefined
-          : typeof result === 'string'
-            ? gatedText(policy, type, result)
-            : gatedValue(policy, type, result),
+        result_redacted: !resultOk ? undefined : typeof result === 'string' ? gatedText(policy, type, result) : gatedValue(policy, type, result),
         result: resultOk ? fullOnly(policy, type, result) : undefined,
       });
       return [compact({ type, data, subject })];

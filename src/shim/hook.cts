@@ -209,7 +209,11 @@ export function deliver(body: Buffer, target: Target, ms: number): Promise<Outco
         } else chunks.push(c);
       });
       res.on('end', () =>
-        done(res.statusCode === 200 ? { kind: 'delivered', reply: validReply(Buffer.concat(chunks).toString('utf8')) } : { kind: 'refused', status: res.statusCode ?? 0 }),
+        done(
+          res.statusCode === 200
+            ? { kind: 'delivered', reply: validReply(Buffer.concat(chunks).toString('utf8')) }
+            : { kind: 'refused', status: res.statusCode ?? 0 },
+        ),
       );
       res.on('error', () => done({ kind: 'unreachable', sent }));
     };
@@ -236,7 +240,7 @@ function limit(v: string | undefined, dflt: number): number {
 const sizeOf = (file: string): number => statSync(file, { throwIfNoEntry: false })?.size ?? 0;
 
 function writeAll(fd: number, buf: Buffer): void {
-  for (let off = 0; off < buf.length; ) off += writeSync(fd, buf, off, buf.length - off);
+  for (let off = 0; off < buf.length;) off += writeSync(fd, buf, off, buf.length - off);
 }
 
 /**
@@ -259,7 +263,10 @@ function spoolEnvelope(stateDir: string, body: Buffer, arrivalMs: number, arriva
     kib = Math.ceil((header.length + body.length) / 1024);
     const files = Math.max(0, sizeOf(`${dir}/in.files`) - sizeOf(`${dir}/out.files`));
     const used = Math.max(0, sizeOf(`${dir}/in.kib`) - sizeOf(`${dir}/out.kib`));
-    if (files + 1 > limit(process.env.AEP_SPOOL_MAX_FILES, DEFAULT_SPOOL_MAX_FILES) || (used + kib) * 1024 > limit(process.env.AEP_SPOOL_MAX_BYTES, DEFAULT_SPOOL_MAX_BYTES)) {
+    if (
+      files + 1 > limit(process.env.AEP_SPOOL_MAX_FILES, DEFAULT_SPOOL_MAX_FILES) ||
+      (used + kib) * 1024 > limit(process.env.AEP_SPOOL_MAX_BYTES, DEFAULT_SPOOL_MAX_BYTES)
+    ) {
       return countDrop(dir);
     }
     const key = `${String(arrivalMs).padStart(15, '0')}-${arrivalNs.toString().padStart(20, '0')}-${process.pid}-${Math.random().toString(36).slice(2, 10)}`;

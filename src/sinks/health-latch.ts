@@ -69,10 +69,13 @@ export class HealthLatch {
     if (t - this.lastFailLine >= this.windowMs) this.logFailure();
     else {
       this.unlogged++;
-      this.timer ??= setTimeout(() => {
-        this.timer = undefined;
-        if (this.episode && !this.episode.logged) this.logFailure();
-      }, this.lastFailLine + this.windowMs - t);
+      this.timer ??= setTimeout(
+        () => {
+          this.timer = undefined;
+          if (this.episode && !this.episode.logged) this.logFailure();
+        },
+        this.lastFailLine + this.windowMs - t,
+      );
       this.timer.unref();
     }
   }

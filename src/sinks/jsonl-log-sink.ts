@@ -54,11 +54,14 @@ class PendingWrite {
     else this.lost += lines;
     this.reason ??= reason;
     if (--this.unanswered > 0) return;
-    const final =
-      this.retained > 0
-        ? new Promise<{ written: number; lost: number }>((r) => (this.resolveFinal = r))
-        : undefined;
-    this.reply({ written: this.written, retained: this.retained, lost: this.lost, ...(this.reason ? { reason: this.reason } : {}), ...(final ? { final } : {}) });
+    const final = this.retained > 0 ? new Promise<{ written: number; lost: number }>((r) => (this.resolveFinal = r)) : undefined;
+    this.reply({
+      written: this.written,
+      retained: this.retained,
+      lost: this.lost,
+      ...(this.reason ? { reason: this.reason } : {}),
+      ...(final ? { final } : {}),
+    });
     this.maybeFinish();
   }
 
@@ -288,7 +291,8 @@ export class JsonlLogSink implements EventSink {
 
   private fileFor(file: string): LogFile {
     let f = this.files.get(file);
-    if (f) this.files.delete(file); // re-insert: Map order is recency order
+    if (f)
+      this.files.delete(file); // re-insert: Map order is recency order
     else f = { path: file, handle: undefined, size: 0, queue: [], pump: undefined, gen: 0, synced: 0, syncing: undefined };
     this.files.set(file, f);
     return f;

@@ -66,7 +66,10 @@ async function isEventLine(fh: FileHandle, chunk: Buffer, from: number, n: numbe
   } else {
     const head = Buffer.allocUnsafe(512);
     const { bytesRead } = await fh.read(head, 0, 512, start);
-    return head.subarray(0, bytesRead).toString('utf8').startsWith(`{"aep":"0.1","id":${JSON.stringify(id)},`);
+    return head
+      .subarray(0, bytesRead)
+      .toString('utf8')
+      .startsWith(`{"aep":"0.1","id":${JSON.stringify(id)},`);
   }
   if (!line.includes(needle)) return false;
   const at = line.lastIndexOf(needle);

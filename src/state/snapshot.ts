@@ -104,7 +104,16 @@ export class Snapshotter implements EventSink {
   healthz(): Record<string, unknown> {
     const r = this.report;
     return {
-      ...(r ? { started_from: r.from, ...(r.fallback ? { fallback: r.fallback } : {}), restore_ms: r.ms, replayed_files: r.replay.files, replayed_events: r.replay.events, replayed_bytes: r.replay.bytes } : {}),
+      ...(r
+        ? {
+            started_from: r.from,
+            ...(r.fallback ? { fallback: r.fallback } : {}),
+            restore_ms: r.ms,
+            replayed_files: r.replay.files,
+            replayed_events: r.replay.events,
+            replayed_bytes: r.replay.bytes,
+          }
+        : {}),
       interval_ms: this.opts.intervalMs,
       saves: this.saves,
       saves_skipped_unchanged: this.unchanged,
@@ -224,7 +233,8 @@ export class Snapshotter implements EventSink {
     const want = this.opts.mirror?.stateFingerprint ?? null;
     let mirror: Buffer | undefined;
     if (want !== null) {
-      if (h.mirror !== want || snap.mirror === null) throw new SnapshotRejected(h.mirror === null ? 'written with the mirror off' : 'written under other mirror settings');
+      if (h.mirror !== want || snap.mirror === null)
+        throw new SnapshotRejected(h.mirror === null ? 'written with the mirror off' : 'written under other mirror settings');
       mirror = snap.mirror;
     }
     const byName = new Map(files.map((f) => [f.name, f]));

@@ -43,7 +43,11 @@ export function hostName(header: string | undefined): string | undefined {
 }
 
 /** A bare name from a setting or a bind address (brackets and case removed). */
-const normalizeName = (s: string) => s.trim().toLowerCase().replace(/^\[(.*)\]$/, '$1');
+const normalizeName = (s: string) =>
+  s
+    .trim()
+    .toLowerCase()
+    .replace(/^\[(.*)\]$/, '$1');
 
 export interface GuardOptions {
   /** the address the TCP listener is bound to (allowed as a Host unless it is a wildcard) */

@@ -34,7 +34,15 @@ async function start(t: Target): Promise<Running> {
   const base = mkdtempSync(path.join(os.tmpdir(), 'hermes-aep-bench-'));
   const stateDir = path.join(base, 'state');
   const child = spawn(process.execPath, [t.cli, 'daemon'], {
-    env: { ...process.env, AEP_HOST: '127.0.0.1', AEP_PORT: '0', AEP_LOG_DIR: path.join(base, 'log'), AEP_STATE_DIR: stateDir, OTEL_TRACES_EXPORTER: 'none', ...t.env },
+    env: {
+      ...process.env,
+      AEP_HOST: '127.0.0.1',
+      AEP_PORT: '0',
+      AEP_LOG_DIR: path.join(base, 'log'),
+      AEP_STATE_DIR: stateDir,
+      OTEL_TRACES_EXPORTER: 'none',
+      ...t.env,
+    },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   let err = '';
@@ -118,7 +126,9 @@ async function main(): Promise<void> {
   }
   const base = targets[0]!.name;
   const us = (ms: number) => `${(ms * 1000).toFixed(0)} us`;
-  console.log(`POST /hook latency (node ${process.version}, ${os.cpus().length} cpus, ${ROUNDS} rounds interleaved; sequential ${SEQ} hooks; concurrent ${CONC} sessions x ${CONC_CALLS * 2 + 4} hooks)`);
+  console.log(
+    `POST /hook latency (node ${process.version}, ${os.cpus().length} cpus, ${ROUNDS} rounds interleaved; sequential ${SEQ} hooks; concurrent ${CONC} sessions x ${CONC_CALLS * 2 + 4} hooks)`,
+  );
   for (const t of targets) {
     const s = seq.get(t.name)!;
     const c = conc.get(t.name)!;
@@ -127,7 +137,9 @@ async function main(): Promise<void> {
     const bs = seq.get(base)!;
     const bc = conc.get(base)!;
     const br = rates.get(base)!.reduce((a, b) => a + b, 0) / ROUNDS;
-    console.log(`  ${t.name.padEnd(22)} sequential median ${us(q(s, 0.5))}${ratio(q(s, 0.5), q(bs, 0.5))} p99 ${us(q(s, 0.99))}${ratio(q(s, 0.99), q(bs, 0.99))}`);
+    console.log(
+      `  ${t.name.padEnd(22)} sequential median ${us(q(s, 0.5))}${ratio(q(s, 0.5), q(bs, 0.5))} p99 ${us(q(s, 0.99))}${ratio(q(s, 0.99), q(bs, 0.99))}`,
+    );
     console.log(
       `  ${''.padEnd(22)} concurrent median ${us(q(c, 0.5))}${ratio(q(c, 0.5), q(bc, 0.5))} p99 ${us(q(c, 0.99))}${ratio(q(c, 0.99), q(bc, 0.99))}; ${r.toFixed(0)} hooks/s${ratio(r, br)}`,
     );

@@ -22,7 +22,10 @@ function prng(seed: number): () => number {
   };
 }
 
-const WORDS = 'the build failed at step npm run test because src/index.ts line 42 expected string got undefined retry with --verbose and check logs for ERROR WARN info debug docker compose up -d service api port 8080 ready'.split(' ');
+const WORDS =
+  'the build failed at step npm run test because src/index.ts line 42 expected string got undefined retry with --verbose and check logs for ERROR WARN info debug docker compose up -d service api port 8080 ready'.split(
+    ' ',
+  );
 
 function prose(bytes: number, seed: number): string {
   const r = prng(seed);
@@ -37,9 +40,12 @@ function prose(bytes: number, seed: number): string {
 const approval = 'mysql -u root -h db.internal -e "select 1" && curl -s http://localhost:8080/health';
 const withSecrets =
   prose(1800, 7) +
-  '\nexport GITHUB_TOKEN=ghp_' + 'A1b2C3d4E5f6G7h8I9j0'.repeat(2).slice(0, 36) +
+  '\nexport GITHUB_TOKEN=ghp_' +
+  'A1b2C3d4E5f6G7h8I9j0'.repeat(2).slice(0, 36) +
   '\ncurl -H "Authorization: Bearer abc.def.ghi" https://api.test/x' +
-  '\npostgres://app:pw-' + 'x9'.repeat(8) + '@db.internal:5432/app\n' +
+  '\npostgres://app:pw-' +
+  'x9'.repeat(8) +
+  '@db.internal:5432/app\n' +
   prose(1800, 8);
 
 const inputs: ReadonlyArray<{ name: string; value: unknown }> = [

@@ -55,7 +55,11 @@ async function main(): Promise<void> {
   const M = 2000;
   const t0 = performance.now();
   for (let i = 0; i < M; i++) {
-    const r = await fetch(daemon.hookUrl, { method: 'POST', headers: { 'content-type': 'application/json', ...daemon.authHeaders }, body: envs[i % envs.length] });
+    const r = await fetch(daemon.hookUrl, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...daemon.authHeaders },
+      body: envs[i % envs.length],
+    });
     await r.text();
   }
   const perHook = (performance.now() - t0) / M;
@@ -68,15 +72,21 @@ async function main(): Promise<void> {
   const s = stats(shim);
   const f = stats(refused);
   const c = stats(viaCli);
-  console.log(`shim start benchmark (N=${N}, node ${process.version}, ${process.platform}/${process.arch}${process.env.NODE_EXTRA_CA_CERTS ? ', NODE_EXTRA_CA_CERTS set: every Node start loads it' : ''})`);
+  console.log(
+    `shim start benchmark (N=${N}, node ${process.version}, ${process.platform}/${process.arch}${process.env.NODE_EXTRA_CA_CERTS ? ', NODE_EXTRA_CA_CERTS set: every Node start loads it' : ''})`,
+  );
   console.log(`  bare 'node -e ""'            median ${fmt(b.median)}  p90 ${fmt(b.p90)}  (baseline 1.00x)`);
   console.log(`  shim -> live daemon (the installed 'node hook.cjs'): median ${fmt(s.median)}  p90 ${fmt(s.p90)}  ratio ${(s.median / b.median).toFixed(2)}x`);
   console.log(`  'hermes-aep hook' (ESM bin) median ${fmt(c.median)}  p90 ${fmt(c.p90)}  ratio ${(c.median / b.median).toFixed(2)}x`);
   const d = stats(full);
-  console.log(`  shim, daemon down (refused) -> spooled  median ${fmt(f.median)}  p90 ${fmt(f.p90)}  ratio ${(f.median / b.median).toFixed(2)}x  (fail-open cost over bare start: ${fmt(f.median - b.median)})`);
+  console.log(
+    `  shim, daemon down (refused) -> spooled  median ${fmt(f.median)}  p90 ${fmt(f.p90)}  ratio ${(f.median / b.median).toFixed(2)}x  (fail-open cost over bare start: ${fmt(f.median - b.median)})`,
+  );
   console.log(`  shim, daemon down, spool full -> dropped and counted  median ${fmt(d.median)}  p90 ${fmt(d.p90)}  ratio ${(d.median / b.median).toFixed(2)}x`);
   console.log(`  shim, daemon hung, 300 ms timeout: ${fmt(hung)} (bound = start + AEP_SHIM_TIMEOUT_MS)`);
-  console.log(`daemon per-hook (sequential keep-alive POST /hook, M=${M}): ${(perHook * 1000).toFixed(0)} us; GET /healthz baseline ${(perHealth * 1000).toFixed(0)} us; ratio ${(perHook / perHealth).toFixed(2)}x`);
+  console.log(
+    `daemon per-hook (sequential keep-alive POST /hook, M=${M}): ${(perHook * 1000).toFixed(0)} us; GET /healthz baseline ${(perHealth * 1000).toFixed(0)} us; ratio ${(perHook / perHealth).toFixed(2)}x`,
+  );
 }
 
 main().catch((err: unknown) => {

@@ -45,7 +45,10 @@ describe.each(E2E_HERMES_VERSIONS)('real Hermes %s → shim → daemon', (versio
         {
           marker: 'MARK-SUBAGENT',
           // the parent's answer waits so the background child finishes inside the turn
-          replies: [toolCall('delegate_task', { goal: 'CHILD-GOAL: say hello and stop.', context: 'e2e' }, 'call_e2e_deleg'), { type: 'text', content: 'Delegated.', delayMs: 6000 }],
+          replies: [
+            toolCall('delegate_task', { goal: 'CHILD-GOAL: say hello and stop.', context: 'e2e' }, 'call_e2e_deleg'),
+            { type: 'text', content: 'Delegated.', delayMs: 6000 },
+          ],
         },
         { marker: 'MARK-DANGER', replies: [toolCall('terminal', { command: 'rm -rf /tmp/hermes-aep-e2e-danger-x' })] },
         { marker: 'MARK-SMART-OK', replies: [toolCall('terminal', { command: 'rm -rf /tmp/hermes-aep-e2e-smart-ok' }, 'call_e2e_smart')] },
@@ -97,7 +100,16 @@ describe.each(E2E_HERMES_VERSIONS)('real Hermes %s → shim → daemon', (versio
   it('the installer wrote what Hermes accepts: every live hook reached the daemon, sentinel aboard', async () => {
     const envs = recorded();
     const hooks = new Set(envs.map((e) => e.hook_event_name));
-    for (const h of ['on_session_start', 'pre_llm_call', 'pre_tool_call', 'post_tool_call', 'on_session_end', 'subagent_start', 'subagent_stop', 'on_session_finalize']) {
+    for (const h of [
+      'on_session_start',
+      'pre_llm_call',
+      'pre_tool_call',
+      'post_tool_call',
+      'on_session_end',
+      'subagent_start',
+      'subagent_stop',
+      'on_session_finalize',
+    ]) {
       expect(hooks.has(h), h).toBe(true);
     }
     for (const e of envs) expect(e.extra.telemetry_schema_version).toBe(TELEMETRY_SCHEMA_VERSION);
@@ -105,8 +117,12 @@ describe.each(E2E_HERMES_VERSIONS)('real Hermes %s → shim → daemon', (versio
   });
 
   it('one run per REAL turn_id, and the tool trio carries the real tool_call_id', () => {
-    const turns = recorded().filter((e) => e.hook_event_name === 'pre_llm_call').map((e) => e.extra.turn_id);
-    const started = events().filter((e) => e.type === 'run.started').map((e) => e.run);
+    const turns = recorded()
+      .filter((e) => e.hook_event_name === 'pre_llm_call')
+      .map((e) => e.extra.turn_id);
+    const started = events()
+      .filter((e) => e.type === 'run.started')
+      .map((e) => e.run);
     expect(new Set(started)).toEqual(new Set(turns));
     for (const t of turns) expect(t).toMatch(/^[^:]+:[^:]+:[0-9a-f]{8}$/);
     const ev = events();
@@ -136,7 +152,9 @@ describe.each(E2E_HERMES_VERSIONS)('real Hermes %s → shim → daemon', (versio
     const result = JSON.parse(post.extra.result);
     if (drift.oneshotDelegationInline) {
       expect(result.results[0]).toMatchObject({ status: 'completed' });
-      expect(ev.findIndex((e) => e.type === 'delegation.subagent.stopped')).toBeLessThan(ev.findIndex((e) => e.type === 'tool.completed' && e.data.tool.call_id === 'call_e2e_deleg'));
+      expect(ev.findIndex((e) => e.type === 'delegation.subagent.stopped')).toBeLessThan(
+        ev.findIndex((e) => e.type === 'tool.completed' && e.data.tool.call_id === 'call_e2e_deleg'),
+      );
     } else {
       expect(result).toMatchObject({ status: 'dispatched', mode: 'background' });
     }
@@ -166,7 +184,9 @@ describe.each(E2E_HERMES_VERSIONS)('real Hermes %s → shim → daemon', (versio
   });
 
   it('chat: a second process resumes the session (a second turn); each process finalizes, the session ends once', async () => {
-    const session = events().find((e) => e.type === 'run.started' && recorded().some((r) => r.extra?.turn_id === e.run && r.extra?.user_message === 'MARK-PLAIN first'))!.session;
+    const session = events().find(
+      (e) => e.type === 'run.started' && recorded().some((r) => r.extra?.turn_id === e.run && r.extra?.user_message === 'MARK-PLAIN first'),
+    )!.session;
     const r = await runHermes(home, ['chat', '-q', 'MARK-PLAIN second', '-Q', '--resume', session]);
     expect(r.code).toBe(0);
     await settle();
@@ -189,18 +209,30 @@ describe.each(E2E_HERMES_VERSIONS)('real Hermes %s → shim → daemon', (versio
       await waitFor('first approval card', () => (cards().length >= 1 ? true : undefined), 60_000);
       await tty.waitScreen('Deny');
       tty.keys('4');
-      await waitFor('turn 1 closed', () => (events().filter((e) => e.type.startsWith('run.') && e.type !== 'run.started' && !before.has(e.session)).length >= 1 ? true : undefined), 60_000);
+      await waitFor(
+        'turn 1 closed',
+        () => (events().filter((e) => e.type.startsWith('run.') && e.type !== 'run.started' && !before.has(e.session)).length >= 1 ? true : undefined),
+        60_000,
+      );
       await tty.waitScreen('❯');
       tty.line('MARK-DANGER once more');
       await waitFor('second approval card', () => (cards().length >= 2 ? true : undefined), 60_000);
       await tty.waitScreen('Allow once');
       tty.keys('Enter');
-      await waitFor('turn 2 closed', () => (events().filter((e) => e.type.startsWith('run.') && e.type !== 'run.started' && !before.has(e.session)).length >= 2 ? true : undefined), 60_000);
+      await waitFor(
+        'turn 2 closed',
+        () => (events().filter((e) => e.type.startsWith('run.') && e.type !== 'run.started' && !before.has(e.session)).length >= 2 ? true : undefined),
+        60_000,
+      );
       await tty.waitScreen('❯');
       if (drift.smartApprovals) {
         // the smart-approval reviewer approves this one itself: no person is asked
         tty.line('MARK-SMART-OK tidy up');
-        await waitFor('turn 3 closed', () => (events().filter((e) => e.type.startsWith('run.') && e.type !== 'run.started' && !before.has(e.session)).length >= 3 ? true : undefined), 60_000);
+        await waitFor(
+          'turn 3 closed',
+          () => (events().filter((e) => e.type.startsWith('run.') && e.type !== 'run.started' && !before.has(e.session)).length >= 3 ? true : undefined),
+          60_000,
+        );
         await tty.waitScreen('❯');
       }
       tty.line('/new');
@@ -218,7 +250,10 @@ describe.each(E2E_HERMES_VERSIONS)('real Hermes %s → shim → daemon', (versio
     expect(answers).toEqual(['deny', 'once']);
     const denied = mine.find((e) => e.type === 'attention.answered' && e.data.answer.option === 'deny')!;
     const card = mine.find((e) => e.id === denied.subject)!;
-    expect(card).toMatchObject({ type: 'attention.requested', data: { respond_via: ['oob'], options: [{ id: 'once' }, { id: 'session' }, { id: 'always' }, { id: 'deny' }] } });
+    expect(card).toMatchObject({
+      type: 'attention.requested',
+      data: { respond_via: ['oob'], options: [{ id: 'once' }, { id: 'session' }, { id: 'always' }, { id: 'deny' }] },
+    });
     expect(mine.find((e) => e.id === card.cause)?.type).toBe('tool.requested');
     // the first session ended on /new (finalize), the successor got the reset and ended on /exit
     const ended = mine.filter((e) => e.type === 'session.ended').map((e) => e.session);
@@ -239,7 +274,9 @@ describe.each(E2E_HERMES_VERSIONS)('real Hermes %s → shim → daemon', (versio
       expect(surfaces).toEqual(['smart', 'cli', 'smart', 'cli', 'smart']);
       expect(reviews).toHaveLength(3);
       for (const r of reviews) expect(mine.find((e) => e.id === r.cause)?.type).toBe('tool.requested');
-      expect(verdicts.map((e) => e.data.guardrail)).toEqual([{ stage: 'input', verdict: 'allowed', categories: [expect.any(Object)], detector: { name: 'aux_llm' } }]);
+      expect(verdicts.map((e) => e.data.guardrail)).toEqual([
+        { stage: 'input', verdict: 'allowed', categories: [expect.any(Object)], detector: { name: 'aux_llm' } },
+      ]);
       expect(mine.find((e) => e.id === verdicts[0]!.cause)?.data.tool.call_id).toBe('call_e2e_smart');
       expect(mine.filter((e) => e.data?.tool?.call_id === 'call_e2e_smart').map((e) => e.type)).toEqual(['tool.requested', 'tool.completed']);
     } else {
@@ -259,7 +296,9 @@ describe.each(E2E_HERMES_VERSIONS)('real Hermes %s → shim → daemon', (versio
     await settle();
     const h = await daemon.health();
     expect(h.drift.missing - before).toBe(REGISTERED_HOOKS.length);
-    const synthetic = recorded().filter((e) => e.extra?.telemetry_schema_version === undefined).map((e) => e.hook_event_name);
+    const synthetic = recorded()
+      .filter((e) => e.extra?.telemetry_schema_version === undefined)
+      .map((e) => e.hook_event_name);
     expect(new Set(synthetic)).toEqual(new Set(REGISTERED_HOOKS));
   });
 });

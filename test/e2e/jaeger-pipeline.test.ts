@@ -42,12 +42,18 @@ async function daemon(env: Record<string, string>): Promise<DaemonProcess> {
 /** The OTEL_* knobs a test run must not inherit from the shell it runs in. */
 function withoutInheritedOtel(): Record<string, string> {
   const blank: Record<string, string> = {};
-  for (const k of ['OTEL_TRACES_EXPORTER', 'OTEL_EXPORTER_OTLP_ENDPOINT', 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', 'OTEL_TRACES_SAMPLER', 'OTEL_RESOURCE_ATTRIBUTES']) blank[k] = '';
+  for (const k of [
+    'OTEL_TRACES_EXPORTER',
+    'OTEL_EXPORTER_OTLP_ENDPOINT',
+    'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT',
+    'OTEL_TRACES_SAMPLER',
+    'OTEL_RESOURCE_ATTRIBUTES',
+  ])
+    blank[k] = '';
   return blank;
 }
 
-const rootOf = (traces: FoundTrace[], run: string) =>
-  traces.find((t) => t.spans.some((s) => s.name === ROOT_SPAN && s.attributes['aep.run_id'] === run));
+const rootOf = (traces: FoundTrace[], run: string) => traces.find((t) => t.spans.some((s) => s.name === ROOT_SPAN && s.attributes['aep.run_id'] === run));
 
 /**
  * Feed the scripted session through the real shim; after each turn's
@@ -245,12 +251,20 @@ describe('daemon → collector (otel-collector.yaml) → Jaeger, driven through 
     expect(followsFrom(r1)).toEqual([]);
     // the OTLP view (api_v3) keeps the link attributes: the same links, typed
     const v3 = new Map(found.flatMap((t) => t.spans).map((s) => [`${s.traceId}/${s.spanId}`, s]));
-    expect(v3.get(`${r2.traceID}/${r2.spanID}`)!.links).toContainEqual({ traceId: r1.traceID, spanId: r1.spanID, attributes: { 'aep.link.type': 'previous_run' } });
+    expect(v3.get(`${r2.traceID}/${r2.spanID}`)!.links).toContainEqual({
+      traceId: r1.traceID,
+      spanId: r1.spanID,
+      attributes: { 'aep.link.type': 'previous_run' },
+    });
     let causeLinks = 0;
     for (const t of legacy.values()) {
       for (const s of t.spans) {
         const links = v3.get(`${s.traceID}/${s.spanID}`)!.links;
-        expect(followsFrom(s).map((r) => `${r.traceID}/${r.spanID}`).sort()).toEqual(links.map((l) => `${l.traceId}/${l.spanId}`).sort());
+        expect(
+          followsFrom(s)
+            .map((r) => `${r.traceID}/${r.spanID}`)
+            .sort(),
+        ).toEqual(links.map((l) => `${l.traceId}/${l.spanId}`).sort());
         causeLinks += links.filter((l) => l.attributes['aep.link.type'] === 'cause').length;
       }
     }
@@ -288,7 +302,12 @@ describe('the default daemon batch delay (OTEL_BSP_SCHEDULE_DELAY unset = 5000 m
     expect(process.env.OTEL_BSP_SCHEDULE_DELAY).toBeUndefined();
     const script = scriptedSession(uniqueSession());
     const service = uniqueService('default');
-    const d = await daemon({ ...withoutInheritedOtel(), OTEL_TRACES_EXPORTER: 'otlp', OTEL_EXPORTER_OTLP_ENDPOINT: collector.otlpHttpUrl, OTEL_SERVICE_NAME: service });
+    const d = await daemon({
+      ...withoutInheritedOtel(),
+      OTEL_TRACES_EXPORTER: 'otlp',
+      OTEL_EXPORTER_OTLP_ENDPOINT: collector.otlpHttpUrl,
+      OTEL_SERVICE_NAME: service,
+    });
     const latencies = await driveMeasuring(d, script, jaeger, service, sinceMs);
     console.log(
       `[e2e] turn end → queryable in Jaeger: turn 1 ${latencies[0]} ms, turn 2 ${latencies[1]} ms ` +
@@ -297,7 +316,12 @@ describe('the default daemon batch delay (OTEL_BSP_SCHEDULE_DELAY unset = 5000 m
     // measured, not asserted: the figure goes to the README; correctness is that both turns arrive whole
     expect(latencies).toHaveLength(2);
     const { traces } = await settled(d, jaeger, service, sinceMs);
-    expect(traces.map((t) => t.spans.filter((s) => s.name === ROOT_SPAN).map((s) => s.attributes['aep.run_id'])).flat().sort()).toEqual([...script.turns].sort());
+    expect(
+      traces
+        .map((t) => t.spans.filter((s) => s.name === ROOT_SPAN).map((s) => s.attributes['aep.run_id']))
+        .flat()
+        .sort(),
+    ).toEqual([...script.turns].sort());
   });
 });
 
@@ -349,7 +373,12 @@ describe('the embedded default: a spans file, replayed by the collector', () => 
     );
     const inJaeger = new Map(traces.flatMap((t) => t.spans.map((s) => [`${s.traceId}/${s.spanId}`, s.name] as const)));
     expect(inJaeger).toEqual(inFile);
-    expect(traces.map((t) => t.spans.filter((s) => s.name === ROOT_SPAN).map((s) => s.attributes['aep.run_id'])).flat().sort()).toEqual([...script.turns].sort());
+    expect(
+      traces
+        .map((t) => t.spans.filter((s) => s.name === ROOT_SPAN).map((s) => s.attributes['aep.run_id']))
+        .flat()
+        .sort(),
+    ).toEqual([...script.turns].sort());
     for (const t of traces) {
       const full = await jaeger.query.getTrace(t.traceId);
       expect(full?.spans.length).toBe(t.spans.length);

@@ -136,7 +136,10 @@ class Session {
     for (const [file, expected] of ref) {
       const got = logs.get(file)!;
       // every event of every hook, in arrival order
-      expect(got.map((e) => e.type), file).toEqual(expected.map((e) => e.type));
+      expect(
+        got.map((e) => e.type),
+        file,
+      ).toEqual(expected.map((e) => e.type));
       // dense seq inside each epoch (seq restarts at 0 in a new epoch)
       const byEpoch = new Map<number, number[]>();
       for (const e of got) byEpoch.set(e.epoch, [...(byEpoch.get(e.epoch) ?? []), e.seq]);
@@ -322,14 +325,25 @@ describe.each([
       });
       // the shim's format (test/unit/shim/spool.test.ts pins it): header line, then the envelope bytes
       const key = `${String(T + i).padStart(15, '0')}-${String(i).padStart(20, '0')}-${process.pid}-t`;
-      writeFileSync(path.join(dir, `${key}.hook`), `${JSON.stringify({ spool: 1, arrival: new Date(T + i).toISOString(), arrival_ms: T + i, bytes: Buffer.byteLength(body) })}\n${body}`, { mode: 0o600 });
+      writeFileSync(
+        path.join(dir, `${key}.hook`),
+        `${JSON.stringify({ spool: 1, arrival: new Date(T + i).toISOString(), arrival_ms: T + i, bytes: Buffer.byteLength(body) })}\n${body}`,
+        { mode: 0o600 },
+      );
       arrival.set(`call_${i}`, T + i);
     }
     // the first process is caught mid-drain: before it is ready (its listening line waits for the drain),
     // through its /healthz on the port it already holds
     s.port = await freePort();
     const a = spawn(process.execPath, [CLI, 'daemon'], {
-      env: { ...process.env, AEP_HOST: '127.0.0.1', AEP_PORT: String(s.port), AEP_LOG_DIR: s.dirs.logDir, AEP_STATE_DIR: s.dirs.stateDir, OTEL_TRACES_EXPORTER: 'none' },
+      env: {
+        ...process.env,
+        AEP_HOST: '127.0.0.1',
+        AEP_PORT: String(s.port),
+        AEP_LOG_DIR: s.dirs.logDir,
+        AEP_STATE_DIR: s.dirs.stateDir,
+        OTEL_TRACES_EXPORTER: 'none',
+      },
       stdio: 'ignore',
     });
     const exited = new Promise<number | null>((r) => a.once('exit', (code) => r(code)));

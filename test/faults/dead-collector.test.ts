@@ -7,7 +7,11 @@ import { startDaemonProcess, waitFor, type DaemonProcess } from '../support/proc
 const FAILING = 'spans cannot be exported';
 const RECOVERED = 'spans are exported again';
 
-const stderrLines = (d: DaemonProcess, msg: string) => d.stderr().split('\n').filter((l) => l.includes(msg));
+const stderrLines = (d: DaemonProcess, msg: string) =>
+  d
+    .stderr()
+    .split('\n')
+    .filter((l) => l.includes(msg));
 
 async function healthz(d: DaemonProcess): Promise<{ status: number; body: Record<string, any> }> {
   const r = await fetch(`${d.url}/healthz`);
@@ -67,7 +71,11 @@ describe('a dead collector is loud once, and recovery too', () => {
     expect(await session('dead_2')).toEqual(Array(10).fill(200));
     await waitFor('second batch failed', async () => ((await healthz(daemon)).body.sinks.otel.spans_failed >= 8 ? true : undefined));
     expect(stderrLines(daemon, FAILING)).toHaveLength(1);
-    expect(JSON.parse(stderrLines(daemon, FAILING)[0]!)).toMatchObject({ level: 'error', sink: 'otel', reason: expect.stringMatching(/^otel export failed: /) });
+    expect(JSON.parse(stderrLines(daemon, FAILING)[0]!)).toMatchObject({
+      level: 'error',
+      sink: 'otel',
+      reason: expect.stringMatching(/^otel export failed: /),
+    });
     expect(stderrLines(daemon, RECOVERED)).toHaveLength(0);
     // the durable log never waited on export and holds every event
     expect((await healthz(daemon)).body.sinks.log).toMatchObject({ written: 20, dropped: 0 });

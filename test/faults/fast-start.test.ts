@@ -140,7 +140,11 @@ async function startDaemon(root: string, env: Record<string, string> = {}): Prom
  * daemon that saved nothing leaves the same snapshot and log tail), so every
  * start measures the same case.
  */
-async function timedStarts(root: string, env: Record<string, string>, between: 'sigterm' | 'kill9'): Promise<{ daemon: Daemon; medianMs: number; all: number[] }> {
+async function timedStarts(
+  root: string,
+  env: Record<string, string>,
+  between: 'sigterm' | 'kill9',
+): Promise<{ daemon: Daemon; medianMs: number; all: number[] }> {
   const all: number[] = [];
   for (let i = 0; ; i++) {
     const d = await startDaemon(root, env);
@@ -176,7 +180,15 @@ async function drained(d: Daemon): Promise<void> {
 }
 
 function env(sid: string, hook: string, extra: Record<string, unknown>, over: Partial<Envelope> = {}): Envelope {
-  return { hook_event_name: hook, tool_name: null, tool_input: null, session_id: sid, cwd: '/home/dev/proj', ...over, extra: { telemetry_schema_version: SENTINEL, ...extra } };
+  return {
+    hook_event_name: hook,
+    tool_name: null,
+    tool_input: null,
+    session_id: sid,
+    cwd: '/home/dev/proj',
+    ...over,
+    extra: { telemetry_schema_version: SENTINEL, ...extra },
+  };
 }
 
 /**
@@ -188,7 +200,8 @@ function env(sid: string, hook: string, extra: Record<string, unknown>, over: Pa
 function continuation(h: SoakHistory) {
   const cut = [...h.rest.entries()];
   const half = Math.floor(cut.length / 2);
-  const fresh = (from: number, n: number) => Array.from({ length: n }, (_, j) => ({ sid: soakSessionId(from + j), ...soakSession(soakSessionId(from + j), from + j) }));
+  const fresh = (from: number, n: number) =>
+    Array.from({ length: n }, (_, j) => ({ sid: soakSessionId(from + j), ...soakSession(soakSessionId(from + j), from + j) }));
   const n1 = fresh(SESSIONS, 40);
   const n2 = fresh(SESSIONS + 40, 12);
   const p1: Envelope[] = [];
@@ -257,7 +270,8 @@ function normalizer(events: readonly Ev[], sinceMs: number) {
     names.set(cardSpanId(e.id), `C${i}`);
   });
   // latencies of cards answered after the restart are wall-clock differences too
-  const ids = (s: string) => s.replace(/[0-9A-Za-z]{16,26}/g, (m) => names.get(m) ?? m).replace(/"(aep\.attention\.)?(latency|after)_ms":\d+/g, '"$1$2_ms":"L"');
+  const ids = (s: string) =>
+    s.replace(/[0-9A-Za-z]{16,26}/g, (m) => names.get(m) ?? m).replace(/"(aep\.attention\.)?(latency|after)_ms":\d+/g, '"$1$2_ms":"L"');
   const nanos = BigInt(sinceMs) * 1_000_000n;
   return {
     event: (e: Ev) => ids(JSON.stringify({ ...e, time: Date.parse(e.time) >= sinceMs ? 'T' : e.time, epoch: 'E' })),
@@ -297,7 +311,12 @@ describe('fast start: 10,000 session logs, 300,000 events, the file exporter on'
 
   afterAll(async () => {
     for (const d of alive) await d.kill();
-    console.log(`fast-start figures (load average ${os.loadavg().map((x) => x.toFixed(1)).join(' ')}): ${JSON.stringify(figures)}`);
+    console.log(
+      `fast-start figures (load average ${os
+        .loadavg()
+        .map((x) => x.toFixed(1))
+        .join(' ')}): ${JSON.stringify(figures)}`,
+    );
     for (const r of [root, rootC]) if (r) rmSync(r, { recursive: true, force: true });
   });
 

@@ -83,7 +83,11 @@ async function healthz(d: DaemonProcess): Promise<{ status: number; body: Record
   return { status: r.status, body: (await r.json()) as Record<string, any> };
 }
 
-const lines = (d: DaemonProcess, msg: string) => d.stderr().split('\n').filter((l) => l.includes(msg));
+const lines = (d: DaemonProcess, msg: string) =>
+  d
+    .stderr()
+    .split('\n')
+    .filter((l) => l.includes(msg));
 
 const SESSIONS = 8;
 const CALLS = 14;

@@ -15,7 +15,14 @@ import { SENTINEL } from '../support/scripted-session.js';
  */
 
 const hook = (name: string, session: string, extra: Record<string, unknown> = {}) =>
-  JSON.stringify({ hook_event_name: name, tool_name: null, tool_input: null, session_id: session, cwd: '/w', extra: { telemetry_schema_version: SENTINEL, ...extra } });
+  JSON.stringify({
+    hook_event_name: name,
+    tool_name: null,
+    tool_input: null,
+    session_id: session,
+    cwd: '/w',
+    extra: { telemetry_schema_version: SENTINEL, ...extra },
+  });
 const JSON_TYPE = { 'content-type': 'application/json' };
 
 describe('DNS rebinding and web pages are refused; TCP hooks need the token (the real daemon)', () => {
@@ -54,7 +61,12 @@ describe('DNS rebinding and web pages are refused; TCP hooks need the token (the
 
   it('any Origin header → 403, whatever the origin and even with a local Host and the token', async () => {
     for (const origin of [`http://attacker.example:${port}`, `http://127.0.0.1:${port}`, 'null', 'http://localhost']) {
-      const post = await tcp({ method: 'POST', path: '/hook', headers: { host: `127.0.0.1:${port}`, origin, ...JSON_TYPE, ...d.authHeaders }, body: hook('on_session_finalize', 'victim') });
+      const post = await tcp({
+        method: 'POST',
+        path: '/hook',
+        headers: { host: `127.0.0.1:${port}`, origin, ...JSON_TYPE, ...d.authHeaders },
+        body: hook('on_session_finalize', 'victim'),
+      });
       expect([origin, post.status, JSON.parse(post.body).error]).toEqual([origin, 403, 'forbidden_origin']);
       const get = await tcp({ path: '/healthz', headers: { host: `127.0.0.1:${port}`, origin } });
       expect(get.status).toBe(403);
@@ -65,7 +77,12 @@ describe('DNS rebinding and web pages are refused; TCP hooks need the token (the
     const good = d.authHeaders.authorization!;
     const wrong = [undefined, 'Bearer ', `Bearer ${'0'.repeat(64)}`, `${good}x`, good.replace('Bearer ', 'Basic '), good.slice(0, -1)];
     for (const authorization of wrong) {
-      const r = await tcp({ method: 'POST', path: '/hook', headers: { ...JSON_TYPE, ...(authorization !== undefined ? { authorization } : {}) }, body: hook('on_session_finalize', 'victim') });
+      const r = await tcp({
+        method: 'POST',
+        path: '/hook',
+        headers: { ...JSON_TYPE, ...(authorization !== undefined ? { authorization } : {}) },
+        body: hook('on_session_finalize', 'victim'),
+      });
       expect([authorization, r.status, r.headers['www-authenticate'], JSON.parse(r.body).error]).toEqual([authorization, 401, 'Bearer', 'unauthorized']);
     }
   });
@@ -113,7 +130,14 @@ describe('the Unix socket is the default transport', () => {
       expect(d.url).toBe('');
       expect(d.socketPath).toBe(path.join(stateDir, 'hook.sock'));
       expect(existsSync(path.join(stateDir, 'hook-token'))).toBe(false);
-      const r = await runShim(hook('on_session_start', 'by-default'), { HOME: home, AEP_SOCKET: '', AEP_HOOK_URL: '', AEP_STATE_DIR: '', AEP_PORT: '', AEP_HOST: '' });
+      const r = await runShim(hook('on_session_start', 'by-default'), {
+        HOME: home,
+        AEP_SOCKET: '',
+        AEP_HOOK_URL: '',
+        AEP_STATE_DIR: '',
+        AEP_PORT: '',
+        AEP_HOST: '',
+      });
       expect([r.code, r.stdout]).toEqual([0, '{}']);
       await waitFor('the default-socket hook written', () => ((readLogs(d.logDir).get('by-default.jsonl') ?? []).length === 1 ? true : undefined));
     } finally {
@@ -143,7 +167,9 @@ describe('the Unix socket is the default transport', () => {
     const file = path.join(base, 'state', 'hook.sock');
     mkdirSync(path.dirname(file), { recursive: true });
     writeFileSync(file, 'precious');
-    await expect(startDaemonProcess({ AEP_PORT: '' }, { logDir: path.join(base, 'log'), stateDir: path.join(base, 'state') })).rejects.toThrow(/exited early \(2\).*not a socket/s);
+    await expect(startDaemonProcess({ AEP_PORT: '' }, { logDir: path.join(base, 'log'), stateDir: path.join(base, 'state') })).rejects.toThrow(
+      /exited early \(2\).*not a socket/s,
+    );
     expect(readFileSync(file, 'utf8')).toBe('precious');
   });
 });

@@ -46,14 +46,47 @@ const envelopeArb = fc.record(
     session_id: fc.oneof({ arbitrary: fc.constantFrom('fuzz-a', 'fuzz-b', ''), weight: 16 }, fc.string(), fc.jsonValue()),
     cwd: fc.oneof({ arbitrary: fc.constant('/w'), weight: 8 }, fc.jsonValue()),
     extra: fc.oneof(
-      { arbitrary: fc.dictionary(fc.oneof(fc.constantFrom('turn_id', 'tool_call_id', 'status', 'result', 'user_message', 'telemetry_schema_version', 'session_key', 'pattern_key', 'choice', 'child_session_id', 'completed', 'interrupted', '__proto__', 'constructor'), fc.string()), fc.jsonValue()), weight: 16 },
+      {
+        arbitrary: fc.dictionary(
+          fc.oneof(
+            fc.constantFrom(
+              'turn_id',
+              'tool_call_id',
+              'status',
+              'result',
+              'user_message',
+              'telemetry_schema_version',
+              'session_key',
+              'pattern_key',
+              'choice',
+              'child_session_id',
+              'completed',
+              'interrupted',
+              '__proto__',
+              'constructor',
+            ),
+            fc.string(),
+          ),
+          fc.jsonValue(),
+        ),
+        weight: 16,
+      },
       fc.jsonValue(),
     ),
   },
   { requiredKeys: [] },
 );
 
-const contentTypes = ['application/json', 'application/json; charset=utf-8', 'Application/JSON', 'text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/vnd.api+json', ''];
+const contentTypes = [
+  'application/json',
+  'application/json; charset=utf-8',
+  'Application/JSON',
+  'text/plain',
+  'application/x-www-form-urlencoded',
+  'multipart/form-data; boundary=x',
+  'application/vnd.api+json',
+  '',
+];
 
 describe('fuzzed HTTP against the real daemon: no 5xx, no crash, no stall', () => {
   let d: DaemonProcess;
@@ -102,7 +135,11 @@ describe('fuzzed HTTP against the real daemon: no 5xx, no crash, no stall', () =
     const token = d.authHeaders.authorization!;
     const headerArb = fc.record(
       {
-        host: fc.oneof({ arbitrary: fc.constantFrom(`127.0.0.1:${port}`, 'localhost', `[::1]:${port}`), weight: 4 }, fc.constantFrom('attacker.example', '', '0.0.0.0', `127.0.0.1:${port}, evil`), fc.string()),
+        host: fc.oneof(
+          { arbitrary: fc.constantFrom(`127.0.0.1:${port}`, 'localhost', `[::1]:${port}`), weight: 4 },
+          fc.constantFrom('attacker.example', '', '0.0.0.0', `127.0.0.1:${port}, evil`),
+          fc.string(),
+        ),
         origin: fc.oneof(fc.constantFrom('null', 'http://127.0.0.1', 'https://attacker.example'), fc.string()),
         authorization: fc.oneof({ arbitrary: fc.constant(token), weight: 4 }, fc.constant(`${token}0`), fc.constant('Bearer'), fc.string()),
         'content-type': fc.oneof({ arbitrary: fc.constant('application/json'), weight: 4 }, fc.constantFrom(...contentTypes)),
@@ -112,9 +149,16 @@ describe('fuzzed HTTP against the real daemon: no 5xx, no crash, no stall', () =
     );
     const reqArb = fc.record({
       method: fc.oneof({ arbitrary: fc.constant('POST'), weight: 5 }, fc.constantFrom('GET', 'PUT', 'DELETE', 'OPTIONS', 'HEAD', 'PATCH', 'BREW')),
-      path: fc.oneof({ arbitrary: fc.constant('/hook'), weight: 5 }, fc.constantFrom('/healthz', '/healthz?x=1', '/', '/hook/', '//hook', '/%2e%2e/hook', '*', 'http://attacker.example/hook'), fc.webPath()),
+      path: fc.oneof(
+        { arbitrary: fc.constant('/hook'), weight: 5 },
+        fc.constantFrom('/healthz', '/healthz?x=1', '/', '/hook/', '//hook', '/%2e%2e/hook', '*', 'http://attacker.example/hook'),
+        fc.webPath(),
+      ),
       headers: headerArb,
-      body: fc.oneof(envelopeArb.map((e) => JSON.stringify(e)), fc.string()),
+      body: fc.oneof(
+        envelopeArb.map((e) => JSON.stringify(e)),
+        fc.string(),
+      ),
       lengthDelta: fc.constantFrom(0, 0, 0, -1, -5),
       junkLine: fc.oneof({ arbitrary: fc.constant(null), weight: 16 }, fc.string({ maxLength: 40 })),
       chunked: fc.oneof({ arbitrary: fc.constant(false), weight: 16 }, fc.constant(true)),
@@ -127,7 +171,13 @@ describe('fuzzed HTTP against the real daemon: no 5xx, no crash, no stall', () =
         if (q.junkLine !== null) lines.push(q.junkLine.replace(/[\r\n]/g, ' '));
         // a chunked body in two chunks, or a content-length that may undercount (never over: that would wait for bytes)
         const payload = q.chunked
-          ? Buffer.concat([Buffer.from(`${body.subarray(0, 7).length.toString(16)}\r\n`), body.subarray(0, 7), Buffer.from(`\r\n${body.subarray(7).length.toString(16)}\r\n`), body.subarray(7), Buffer.from('\r\n0\r\n\r\n')])
+          ? Buffer.concat([
+              Buffer.from(`${body.subarray(0, 7).length.toString(16)}\r\n`),
+              body.subarray(0, 7),
+              Buffer.from(`\r\n${body.subarray(7).length.toString(16)}\r\n`),
+              body.subarray(7),
+              Buffer.from('\r\n0\r\n\r\n'),
+            ])
           : body;
         lines.push(q.chunked ? 'transfer-encoding: chunked' : `content-length: ${Math.max(0, body.length + q.lengthDelta)}`);
         const status = await rawExchange(d.url, Buffer.concat([Buffer.from(`${lines.join('\r\n')}\r\n\r\n`, 'latin1'), payload]));
@@ -182,12 +232,17 @@ describe('fuzzed HTTP against the real daemon: no 5xx, no crash, no stall', () =
     expect(body.length).toBeGreaterThan(56_000_000);
     await probe.report();
     const t0 = performance.now();
-    const r = await httpCall({ socketPath: d.socketPath }, { method: 'POST', path: '/hook', headers: { 'content-type': 'application/json', host: 'localhost' }, body });
+    const r = await httpCall(
+      { socketPath: d.socketPath },
+      { method: 'POST', path: '/hook', headers: { 'content-type': 'application/json', host: 'localhost' }, body },
+    );
     const ms = performance.now() - t0;
     expect([r.status, r.body]).toEqual([200, '{}']);
     await waitFor('run.started written', () => ((readLogs(d.logDir).get('big.jsonl') ?? []).some((e) => e.type === 'run.started') ? true : undefined));
     const p = await probe.report();
-    console.log(`legitimate ${(body.length / 1e6).toFixed(1)} MB pre_llm_call: answered in ${Math.round(ms)} ms; daemon stall (probe max) ${p.max_ms} ms over ${p.n} probes`);
+    console.log(
+      `legitimate ${(body.length / 1e6).toFixed(1)} MB pre_llm_call: answered in ${Math.round(ms)} ms; daemon stall (probe max) ${p.max_ms} ms over ${p.n} probes`,
+    );
     expect(p.max_ms, JSON.stringify(p)).toBeLessThan(STALL_MS);
   });
 

@@ -79,8 +79,18 @@ const configArb: fc.Arbitrary<ConfigSpec> = fc.record({
   sections: fc.shuffledSubarray(Object.keys(SECTIONS), { minLength: 0 }),
   hooksAt: fc.nat(20),
   hooks: fc.constantFrom<HooksForm>(
-    'absent', 'null-implicit', 'null-comment', 'null-tilde', 'null-word', 'empty-flow', 'empty-flow-comment',
-    'block', 'block', 'block', 'block', 'flow-nonempty',
+    'absent',
+    'null-implicit',
+    'null-comment',
+    'null-tilde',
+    'null-word',
+    'empty-flow',
+    'empty-flow-comment',
+    'block',
+    'block',
+    'block',
+    'block',
+    'flow-nonempty',
   ),
   indent: fc.constantFrom(2 as const, 4 as const),
   events: fc.uniqueArray(eventArb, { maxLength: 6, selector: (e) => e.name }),
@@ -330,20 +340,29 @@ describe('install → uninstall round trip on config.yaml (property)', () => {
 describe('what Hermes reads: PyYAML on the installed config', () => {
   it('sees our entry once per event and every other value as before', () => {
     requirePython('yaml');
-    const samples = fc.sample(configArb.filter((c) => c.hooks !== 'flow-nonempty'), { numRuns: 200, seed: 11 });
+    const samples = fc.sample(
+      configArb.filter((c) => c.hooks !== 'flow-nonempty'),
+      { numRuns: 200, seed: 11 },
+    );
     const docs = samples.flatMap((c) => {
       const original = render(c);
       return [original, addHooks(original, ENTRY).text];
     });
     const py = 'import sys, json, yaml\nprint(json.dumps([yaml.safe_load(s.encode("utf-8")) for s in json.load(sys.stdin)], default=str))';
-    const loaded = JSON.parse(execFileSync('python3', ['-c', py], { input: JSON.stringify(docs), maxBuffer: 64 << 20 }).toString()) as (Record<string, any> | null)[];
+    const loaded = JSON.parse(execFileSync('python3', ['-c', py], { input: JSON.stringify(docs), maxBuffer: 64 << 20 }).toString()) as (Record<
+      string,
+      any
+    > | null)[];
     for (let i = 0; i < samples.length; i++) expectSameExceptOurs(loaded[2 * i] ?? {}, loaded[2 * i + 1] ?? {}, ENTRY);
   });
 });
 
 describe('install → uninstall round trip through the real CLI (config.yaml and allowlist bytes)', () => {
   it('gives back both files byte for byte, creates and deletes what did not exist', async () => {
-    const samples = fc.sample(configArb.filter((c) => c.hooks !== 'flow-nonempty'), { numRuns: 9, seed: 8 });
+    const samples = fc.sample(
+      configArb.filter((c) => c.hooks !== 'flow-nonempty'),
+      { numRuns: 9, seed: 8 },
+    );
     const allowlists = [
       undefined,
       '{\n  "approvals": [\n    {\n      "approved_at": "2026-01-01T00:00:00Z",\n      "command": "/usr/local/bin/guard-0",\n      "event": "pre_tool_call",\n      "script_mtime_at_approval": null\n    }\n  ]\n}',

@@ -37,9 +37,13 @@ const ORDINARY = ORDINARY_COMMANDS.join('\n');
 /** Split the plants over the four clarify choices Hermes shows at most. */
 function chunks(n: number): string[] {
   const size = Math.ceil(lines.length / n);
-  return Array.from({ length: n }, (_, i) => lines.slice(i * size, (i + 1) * size).map((p) => p.line).join('\n'));
+  return Array.from({ length: n }, (_, i) =>
+    lines
+      .slice(i * size, (i + 1) * size)
+      .map((p) => p.line)
+      .join('\n'),
+  );
 }
-
 
 /** A Hermes session whose every content field carries the planted corpus. */
 function plantedSession(): Envelope[] {
@@ -59,13 +63,31 @@ function plantedSession(): Envelope[] {
   const approval = (hook: string, id: string, command: string, extra: Record<string, unknown>) =>
     env(
       hook,
-      { command, description: TEXT, pattern_key: 'dangerous command', pattern_keys: ['dangerous command'], session_key: SESSION, surface: 'cli', tool_call_id: id, turn_id: T1, ...extra },
+      {
+        command,
+        description: TEXT,
+        pattern_key: 'dangerous command',
+        pattern_keys: ['dangerous command'],
+        session_key: SESSION,
+        surface: 'cli',
+        tool_call_id: id,
+        turn_id: T1,
+        ...extra,
+      },
       { session_id: '' },
     );
   const choices = chunks(4);
   return [
     env('on_session_start', { model: 'hermes-4', platform: 'cli' }),
-    env('pre_llm_call', { turn_id: T1, task_id: 'task1', user_message: TEXT, conversation_history: [{ role: 'user', content: TEXT }], is_first_turn: true, model: 'hermes-4', platform: 'cli' }),
+    env('pre_llm_call', {
+      turn_id: T1,
+      task_id: 'task1',
+      user_message: TEXT,
+      conversation_history: [{ role: 'user', content: TEXT }],
+      is_first_turn: true,
+      model: 'hermes-4',
+      platform: 'cli',
+    }),
     // a command gated by an approval card (the tracker's case), then run
     pre(T1, 'call_cmd', 'terminal', { command: TEXT, timeout: 30 }),
     approval('pre_approval_request', 'call_cmd', TEXT, {}),
@@ -73,24 +95,68 @@ function plantedSession(): Envelope[] {
     post(T1, 'call_cmd', 'terminal', { result: JSON.stringify({ output: TEXT, exit_code: 0 }), duration_ms: 120, status: 'ok' }),
     // a whole key file written by a tool, failing with the corpus as its message
     pre(T1, 'call_write', 'write_file', { path: 'key.json', content: DOC, notes: TEXT }),
-    post(T1, 'call_write', 'write_file', { result: JSON.stringify({ error: TEXT }), duration_ms: 3, status: 'error', error_type: 'tool_error', error_message: TEXT }),
+    post(T1, 'call_write', 'write_file', {
+      result: JSON.stringify({ error: TEXT }),
+      duration_ms: 3,
+      status: 'error',
+      error_type: 'tool_error',
+      error_message: TEXT,
+    }),
     // clarify with choices: question and labels carry the corpus, the human types free text
     pre(T1, 'call_ask', 'clarify', { question: TEXT, choices }),
-    post(T1, 'call_ask', 'clarify', { result: JSON.stringify({ question: TEXT, choices_offered: choices, user_response: TEXT }), duration_ms: 900, status: 'ok' }),
+    post(T1, 'call_ask', 'clarify', {
+      result: JSON.stringify({ question: TEXT, choices_offered: choices, user_response: TEXT }),
+      duration_ms: 900,
+      status: 'ok',
+    }),
     // open-ended clarify answered with a whole key file
     pre(T1, 'call_ask2', 'clarify', { question: 'Paste the service account key' }),
-    post(T1, 'call_ask2', 'clarify', { result: JSON.stringify({ question: 'Paste the service account key', choices_offered: null, user_response: DOC }), duration_ms: 900, status: 'ok' }),
+    post(T1, 'call_ask2', 'clarify', {
+      result: JSON.stringify({ question: 'Paste the service account key', choices_offered: null, user_response: DOC }),
+      duration_ms: 900,
+      status: 'ok',
+    }),
     // a command blocked by a policy hook whose block message quotes it (tool.denied.rule)
     pre(T1, 'call_blk', 'terminal', { command: TEXT }),
-    post(T1, 'call_blk', 'terminal', { result: JSON.stringify({ error: `Blocked: ${TEXT}` }), duration_ms: 1, status: 'blocked', error_type: 'plugin_block', error_message: `Blocked: ${TEXT}` }),
+    post(T1, 'call_blk', 'terminal', {
+      result: JSON.stringify({ error: `Blocked: ${TEXT}` }),
+      duration_ms: 1,
+      status: 'blocked',
+      error_type: 'plugin_block',
+      error_message: `Blocked: ${TEXT}`,
+    }),
     // a second approval whose command is a whole key file, denied
     pre(T1, 'call_doc', 'terminal', { command: DOC }),
     approval('pre_approval_request', 'call_doc', DOC, {}),
     approval('post_approval_response', 'call_doc', DOC, { choice: 'deny' }),
-    post(T1, 'call_doc', 'terminal', { result: JSON.stringify({ error: 'denied' }), duration_ms: 1, status: 'error', error_type: 'tool_error', error_message: DOC }),
-    env('api_request_error', { turn_id: T1, task_id: 'task1', status_code: 401, retry_count: 0, reason: 'auth_failed', error: { type: 'AuthenticationError', message: TEXT }, provider: 'custom', model: 'hermes-4', platform: 'cli' }),
+    post(T1, 'call_doc', 'terminal', {
+      result: JSON.stringify({ error: 'denied' }),
+      duration_ms: 1,
+      status: 'error',
+      error_type: 'tool_error',
+      error_message: DOC,
+    }),
+    env('api_request_error', {
+      turn_id: T1,
+      task_id: 'task1',
+      status_code: 401,
+      retry_count: 0,
+      reason: 'auth_failed',
+      error: { type: 'AuthenticationError', message: TEXT },
+      provider: 'custom',
+      model: 'hermes-4',
+      platform: 'cli',
+    }),
     env('subagent_start', { parent_session_id: SESSION, parent_turn_id: T1, child_session_id: `${SESSION}_sub`, child_role: 'leaf', child_goal: TEXT }),
-    env('subagent_stop', { parent_session_id: SESSION, parent_turn_id: T1, child_session_id: `${SESSION}_sub`, child_role: 'leaf', child_status: 'completed', child_summary: TEXT, duration_ms: 50 }),
+    env('subagent_stop', {
+      parent_session_id: SESSION,
+      parent_turn_id: T1,
+      child_session_id: `${SESSION}_sub`,
+      child_role: 'leaf',
+      child_status: 'completed',
+      child_summary: TEXT,
+      duration_ms: 50,
+    }),
     env('on_session_end', { turn_id: T1, task_id: 'task1', completed: true, interrupted: false }),
     // turn 2: ordinary commands, which must come through untouched where content is captured
     env('pre_llm_call', { turn_id: T2, task_id: 'task2', user_message: ORDINARY, conversation_history: [], is_first_turn: false }),
@@ -210,7 +276,10 @@ describe('planted secrets never reach the history, the spans or stderr', () => {
       // Positive evidence: content really travelled the path, so "nothing leaked" is not "nothing arrived".
       const log = history.map((f) => readFileSync(f, 'utf8')).join('');
       const spans = readFileSync(spansFile, 'utf8');
-      const events = log.trim().split('\n').map((l) => JSON.parse(l) as { type: string; data?: Record<string, unknown> });
+      const events = log
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as { type: string; data?: Record<string, unknown> });
       expect(events.some((e) => e.type === 'attention.requested')).toBe(true);
       const tags = lines.map((p) => `${p.id} `);
       const missing = (text: string) => tags.filter((t) => !text.includes(t));
@@ -230,7 +299,9 @@ describe('planted secrets never reach the history, the spans or stderr', () => {
         expect(mangled, 'ordinary commands changed by redaction').toEqual([]);
       }
       if (config.contentIn === 'everything') {
-        const toolData = events.filter((e) => e.type.startsWith('tool.') || e.type === 'run.started' || e.type === 'x.hermes.api.error').map((e) => JSON.stringify(e));
+        const toolData = events
+          .filter((e) => e.type.startsWith('tool.') || e.type === 'run.started' || e.type === 'x.hermes.api.error')
+          .map((e) => JSON.stringify(e));
         expect(missing(toolData.join('\n')), 'plants whose line never reached a tool, run or error event').toEqual([]);
       }
     });

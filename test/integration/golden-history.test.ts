@@ -113,7 +113,9 @@ async function play(file: string): Promise<Map<string, string>> {
 }
 
 describe.each(SETS)('golden history, recorded Hermes $version', ({ version, dir }) => {
-  const scenarios = readdirSync(dir).filter((f) => f.endsWith('.jsonl')).sort();
+  const scenarios = readdirSync(dir)
+    .filter((f) => f.endsWith('.jsonl'))
+    .sort();
 
   it.each(scenarios)('%s: history and spans byte-identical to the recorded run', async (scenario) => {
     const got = await play(path.join(dir, scenario));

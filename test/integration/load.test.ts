@@ -23,7 +23,14 @@ function workload(): string[][] {
   for (let s = 0; s < 20; s++) {
     const sid = `load_${s}`;
     const env = (hook: string, extra: Record<string, unknown>, tool: string | null = null) =>
-      JSON.stringify({ hook_event_name: hook, tool_name: tool, tool_input: tool ? { n: s } : null, session_id: sid, cwd: '/w', extra: { telemetry_schema_version: SENTINEL, ...extra } });
+      JSON.stringify({
+        hook_event_name: hook,
+        tool_name: tool,
+        tool_input: tool ? { n: s } : null,
+        session_id: sid,
+        cwd: '/w',
+        extra: { telemetry_schema_version: SENTINEL, ...extra },
+      });
     const seq: string[] = [env('on_session_start', {})];
     for (let t = 0; t < 3; t++) {
       const turn = `${sid}:task${t}:0000000${t}`;

@@ -40,7 +40,12 @@ describe('OTLP/HTTP export from the daemon process', () => {
       expect(s.resource).toMatchObject({ 'service.name': 'hermes-aep-test', 'deployment.environment.name': 'ci' });
       if (s.parentSpanId) expect(receiver.spans.some((p) => p.spanId === s.parentSpanId && p.traceId === s.traceId)).toBe(true);
     }
-    expect(receiver.spans.filter((s) => s.status.code === 2).map((s) => s.attributes['error.type']).sort()).toEqual(['tool_denied', 'tool_error', 'tool_error']);
+    expect(
+      receiver.spans
+        .filter((s) => s.status.code === 2)
+        .map((s) => s.attributes['error.type'])
+        .sort(),
+    ).toEqual(['tool_denied', 'tool_error', 'tool_error']);
   });
 
   it('the JSONL log carries the same traceparents the spans have', () => {

@@ -31,7 +31,9 @@ describe('a daemon restart mid-turn', () => {
     a = await startDaemonProcess({ ...otel, OTEL_BSP_SCHEDULE_DELAY: '20' });
     await send(a, 0, cut);
     // what finished before the crash is out (call_ok); turn 1 and call_err are still open
-    await waitFor('first tool span exported', async () => ((await a.health()).sinks.otel.spans_exported >= 1 && (await a.health()).sinks.log.queued === 0 ? true : undefined));
+    await waitFor('first tool span exported', async () =>
+      (await a.health()).sinks.otel.spans_exported >= 1 && (await a.health()).sinks.log.queued === 0 ? true : undefined,
+    );
     await a.kill();
     b = await startDaemonProcess({ ...otel, OTEL_BSP_SCHEDULE_DELAY: '600000' }, { logDir: a.logDir, stateDir: a.stateDir });
     await send(b, cut, script.envelopes.length);

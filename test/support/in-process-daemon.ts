@@ -23,7 +23,9 @@ export class MemorySink implements EventSink {
 }
 
 /** The daemon's wiring, in process, for fastify `inject` tests. */
-export function inProcessDaemon(opts: { policy?: CapturePolicy; log?: Logger; sinks?: EventSink[]; maxBodyBytes?: number; maxBodyNodes?: number; guard?: RequestGuard } = {}) {
+export function inProcessDaemon(
+  opts: { policy?: CapturePolicy; log?: Logger; sinks?: EventSink[]; maxBodyBytes?: number; maxBodyNodes?: number; guard?: RequestGuard } = {},
+) {
   const policy = opts.policy ?? defaultPolicy({ home: '/home/dev' });
   const ulid = monotonicFactory();
   const identity = new IdentityStage({ epoch: 3, host: 'test-host', policy, newId: () => ulid() });

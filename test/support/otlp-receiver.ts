@@ -5,7 +5,6 @@ import { decodeResourceSpans, type DecodedSpan } from './otlp-json.js';
 /** One span as it arrived over OTLP/JSON, attributes decoded to plain values. */
 export type ReceivedSpan = DecodedSpan;
 
-
 /** A real OTLP/HTTP (JSON) traces receiver on loopback, for tests. */
 export class OtlpReceiver {
   readonly spans: ReceivedSpan[] = [];

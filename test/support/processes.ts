@@ -40,10 +40,13 @@ export function httpCall(
   o: { method?: string; path?: string; headers?: Record<string, string | number>; body?: string | Buffer; timeoutMs?: number } = {},
 ): Promise<HttpReply> {
   return new Promise((resolve, reject) => {
-    const base = 'socketPath' in to ? { socketPath: to.socketPath, path: o.path ?? '/' } : (() => {
-      const u = new URL(o.path ?? '/', to.url);
-      return { host: u.hostname, port: u.port, path: `${u.pathname}${u.search}` };
-    })();
+    const base =
+      'socketPath' in to
+        ? { socketPath: to.socketPath, path: o.path ?? '/' }
+        : (() => {
+            const u = new URL(o.path ?? '/', to.url);
+            return { host: u.hostname, port: u.port, path: `${u.pathname}${u.search}` };
+          })();
     const req = httpRequest({ ...base, method: o.method ?? 'GET', headers: o.headers ?? {}, agent: false, timeout: o.timeoutMs ?? 30_000 }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
@@ -186,7 +189,12 @@ export async function startStallProbe(d: DaemonProcess): Promise<StallProbe> {
   const report = async () => {
     const before = out.length;
     child.stdin!.write('report\n');
-    const line = await waitFor('stall probe report', () => (out.indexOf('\n', before) > 0 ? out.slice(before, out.indexOf('\n', before)) : undefined), 10_000, 5);
+    const line = await waitFor(
+      'stall probe report',
+      () => (out.indexOf('\n', before) > 0 ? out.slice(before, out.indexOf('\n', before)) : undefined),
+      10_000,
+      5,
+    );
     return JSON.parse(line) as { max_ms: number; n: number; failed: number };
   };
   // the probe has answered at least once before anything is measured

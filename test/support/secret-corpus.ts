@@ -89,7 +89,13 @@ export function plantedSecrets(): PlantedSecret[] {
   {
     const key = `-----BEGIN PRIVATE KEY-----\n${pemBody(r, 'MIIEvQIBADANBgkqhkiG9w0BAQEFAASC', 6)}\n-----END PRIVATE KEY-----\n`;
     // the tag rides inside the document: `{KEY_ID}` is replaced by the plant's id below
-    const doc = JSON.stringify({ type: 'service_account', project_id: 'proj-{KEY_ID}', private_key_id: r(40, HEX), private_key: key, client_email: 'svc@proj.iam.gserviceaccount.com' });
+    const doc = JSON.stringify({
+      type: 'service_account',
+      project_id: 'proj-{KEY_ID}',
+      private_key_id: r(40, HEX),
+      private_key: key,
+      client_email: 'svc@proj.iam.gserviceaccount.com',
+    });
     out.push({ family: 'secretlint:gcp', line: doc, secret: key.split('\n')[2]!, standalone: true });
   }
   // --- secretlint: privatekey (PEM, raw newlines and JSON-escaped newlines)
@@ -112,10 +118,18 @@ export function plantedSecrets(): PlantedSecret[] {
   add('secretlint:basicauth', (s) => `ftp://mirror:${s}@files.corp-fake.dev/pub`, r(14, ALNUM));
   // --- secretlint: slack
   add('secretlint:slack', (s) => `SLACK_BOT=${s} node bot.js`, j('xo', 'xb-') + `${r(12, DIGITS)}-${r(13, DIGITS)}-${r(24, ALNUM)}`);
-  add('secretlint:slack', (s) => `curl -X POST -d '{"text":"hi"}' ${s}`, j('https://hooks.sl', 'ack.com/services/T') + `${r(10, UPPER + DIGITS)}/B${r(10, UPPER + DIGITS)}/${r(24, ALNUM)}`);
+  add(
+    'secretlint:slack',
+    (s) => `curl -X POST -d '{"text":"hi"}' ${s}`,
+    j('https://hooks.sl', 'ack.com/services/T') + `${r(10, UPPER + DIGITS)}/B${r(10, UPPER + DIGITS)}/${r(24, ALNUM)}`,
+  );
   add('secretlint:slack', (s) => `app token ${s}`, j('xa', 'pp-') + `1-${r(11, UPPER + DIGITS)}-${r(13, DIGITS)}-${r(64, HEX)}`);
   // --- secretlint: sendgrid
-  add('secretlint:sendgrid', (s) => `sendgrid-cli send --key ${s} --to ops`, j('S', 'G.') + `${r(22, URLSAFE.replace('-', ''))}.${r(43, URLSAFE.replace('-', ''))}`);
+  add(
+    'secretlint:sendgrid',
+    (s) => `sendgrid-cli send --key ${s} --to ops`,
+    j('S', 'G.') + `${r(22, URLSAFE.replace('-', ''))}.${r(43, URLSAFE.replace('-', ''))}`,
+  );
   add('secretlint:sendgrid', (s) => `{"mail": {"apiKeyId": "${s}"}}`, j('S', 'G.') + `${r(22, ALNUM)}.${r(43, ALNUM)}`);
   // --- secretlint: shopify
   add('secretlint:shopify', (s) => `X-Shopify-Access: ${s}`, j('shp', 'at_') + r(32, HEX));
@@ -146,7 +160,13 @@ export function plantedSecrets(): PlantedSecret[] {
   add(
     'secretlint:1password',
     (s) => `op signin ${s}`,
-    j('op', 's_') + base64Json({ email: `${r(12, LOWER)}@1passwordserviceaccounts.lcl`, secretKey: `A3-${r(6, UPPER + DIGITS)}-${r(6, UPPER + DIGITS)}-${r(5, UPPER + DIGITS)}`, srpX: r(64, HEX), signInAddress: 'fake.b5local.com:4000' }),
+    j('op', 's_') +
+      base64Json({
+        email: `${r(12, LOWER)}@1passwordserviceaccounts.lcl`,
+        secretKey: `A3-${r(6, UPPER + DIGITS)}-${r(6, UPPER + DIGITS)}-${r(5, UPPER + DIGITS)}`,
+        srpX: r(64, HEX),
+        signInAddress: 'fake.b5local.com:4000',
+      }),
   );
   // --- secretlint: database-connection-string
   add('secretlint:database-connection-string', (s) => `mongosh "mongodb+srv://app:${s}@cluster0.fake-db.net/prod"`, pw(18));
@@ -235,7 +255,7 @@ export const ORDINARY_COMMANDS: readonly string[] = [
   'mkdir -p build/out',
   'curl -u deploy https://ci.internal/api/builds',
   'curl -sS -H "Accept: application/json" http://localhost:8080/health',
-  "curl -X POST -d '{\"name\":\"x\"}' http://localhost:8080/api/items",
+  'curl -X POST -d \'{"name":"x"}\' http://localhost:8080/api/items',
   'mysql -u root -p',
   'mysql -u root -p app_db',
   'psql -h localhost -p 5432 -U app app_db',

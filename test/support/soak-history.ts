@@ -80,19 +80,41 @@ export function soakSession(sid: string, i: number): { hooks: Envelope[]; cutAt:
   for (let t = 0; t < 2; t++) {
     const turn = `${sid}:task${t}:${(i * 7 + t).toString(16).padStart(8, '0')}`;
     const x = { turn_id: turn, task_id: `task${t}` };
-    hooks.push(env('pre_llm_call', { ...x, user_message: `step ${t} of job ${i}`, conversation_history: [], is_first_turn: t === 0, model: 'hermes-4', platform: 'cli' }));
+    hooks.push(
+      env('pre_llm_call', {
+        ...x,
+        user_message: `step ${t} of job ${i}`,
+        conversation_history: [],
+        is_first_turn: t === 0,
+        model: 'hermes-4',
+        platform: 'cli',
+      }),
+    );
     const tool = (id: string, name: string, args: Record<string, unknown>, ok = true) => {
       hooks.push(env('pre_tool_call', { ...x, tool_call_id: id, api_request_id: `req_${id}` }, { tool_name: name, tool_input: args }));
       return () =>
         hooks.push(
           env(
             'post_tool_call',
-            { ...x, tool_call_id: id, result: ok ? '{"output": "ok", "exit_code": 0}' : '{"error": "failed"}', duration_ms: 40 + (i % 17), status: ok ? 'ok' : 'error', ...(ok ? {} : { error_type: 'tool_error', error_message: 'failed' }) },
+            {
+              ...x,
+              tool_call_id: id,
+              result: ok ? '{"output": "ok", "exit_code": 0}' : '{"error": "failed"}',
+              duration_ms: 40 + (i % 17),
+              status: ok ? 'ok' : 'error',
+              ...(ok ? {} : { error_type: 'tool_error', error_message: 'failed' }),
+            },
             { tool_name: name, tool_input: null },
           ),
         );
     };
-    for (let c = 0; c < (t === 0 ? 6 : 5); c++) tool(`call_${t}_${c}`, c % 2 ? 'read_file' : 'terminal', c % 2 ? { path: `/home/dev/proj/f${c}.ts` } : { command: `npm test -- ${c}` }, (i + c) % 9 !== 0)();
+    for (let c = 0; c < (t === 0 ? 6 : 5); c++)
+      tool(
+        `call_${t}_${c}`,
+        c % 2 ? 'read_file' : 'terminal',
+        c % 2 ? { path: `/home/dev/proj/f${c}.ts` } : { command: `npm test -- ${c}` },
+        (i + c) % 9 !== 0,
+      )();
     if (t === 1) {
       if (extraKind === 'tool') {
         const done = tool('call_open', 'terminal', { command: 'sleep 600' });
@@ -103,12 +125,30 @@ export function soakSession(sid: string, i: number): { hooks: Envelope[]; cutAt:
         const q = { question: 'Which target?', choices: ['staging', 'prod'] };
         hooks.push(env('pre_tool_call', { ...x, tool_call_id: id }, { tool_name: 'clarify', tool_input: q }));
         if (cut === 'clarify') mark();
-        hooks.push(env('post_tool_call', { ...x, tool_call_id: id, result: JSON.stringify({ ...q, choices_offered: q.choices, user_response: 'staging' }), duration_ms: 3000, status: 'ok' }, { tool_name: 'clarify' }));
+        hooks.push(
+          env(
+            'post_tool_call',
+            { ...x, tool_call_id: id, result: JSON.stringify({ ...q, choices_offered: q.choices, user_response: 'staging' }), duration_ms: 3000, status: 'ok' },
+            { tool_name: 'clarify' },
+          ),
+        );
       } else if (extraKind === 'approval') {
         const id = `call_rm_${t}`;
         const done = tool(id, 'terminal', { command: 'rm -rf /tmp/build' });
         const ap = (hook: string, extra: Record<string, unknown>) =>
-          env(hook, { command: 'rm -rf /tmp/build', description: 'recursive delete', pattern_key: 'rm_rf', pattern_keys: ['rm_rf'], session_key: sid, surface: 'cli', ...extra }, { session_id: '' });
+          env(
+            hook,
+            {
+              command: 'rm -rf /tmp/build',
+              description: 'recursive delete',
+              pattern_key: 'rm_rf',
+              pattern_keys: ['rm_rf'],
+              session_key: sid,
+              surface: 'cli',
+              ...extra,
+            },
+            { session_id: '' },
+          );
         hooks.push(ap('pre_approval_request', {}));
         if (cut === 'approval') mark();
         hooks.push(ap('post_approval_response', { choice: 'once' }));
@@ -122,7 +162,19 @@ export function soakSession(sid: string, i: number): { hooks: Envelope[]; cutAt:
         hooks.push(env('subagent_stop', { ...sx, child_status: 'completed', child_summary: 'done', duration_ms: 2000 }));
         done();
       } else if (extraKind === 'apierror') {
-        hooks.push(env('api_request_error', { ...x, api_request_id: 'req_e', status_code: 429, retry_count: 1, reason: 'rate_limited', error: { type: 'RateLimitError', message: 'slow down' }, provider: 'custom', model: 'hermes-4', platform: 'cli' }));
+        hooks.push(
+          env('api_request_error', {
+            ...x,
+            api_request_id: 'req_e',
+            status_code: 429,
+            retry_count: 1,
+            reason: 'rate_limited',
+            error: { type: 'RateLimitError', message: 'slow down' },
+            provider: 'custom',
+            model: 'hermes-4',
+            platform: 'cli',
+          }),
+        );
       }
     }
     hooks.push(env('on_session_end', { ...x, completed: true, interrupted: false, model: 'hermes-4', platform: 'cli' }));
@@ -133,7 +185,7 @@ export function soakSession(sid: string, i: number): { hooks: Envelope[]; cutAt:
 }
 
 export function soakSessionId(i: number): string {
-  return `20261130_${String(100000 + i)}_soak${(i * 2654435761 >>> 0).toString(16).padStart(8, '0')}`;
+  return `20261130_${String(100000 + i)}_soak${((i * 2654435761) >>> 0).toString(16).padStart(8, '0')}`;
 }
 
 export interface SoakSchedule {

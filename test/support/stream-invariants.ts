@@ -15,7 +15,13 @@ export function readLogs(logDir: string): Map<string, Ev[]> {
   }
   for (const f of files.filter((f) => f.endsWith('.jsonl'))) {
     const text = readFileSync(path.join(dir, f), 'utf8');
-    out.set(f, text.split('\n').filter((l) => l.length > 0).map((l) => JSON.parse(l) as Ev));
+    out.set(
+      f,
+      text
+        .split('\n')
+        .filter((l) => l.length > 0)
+        .map((l) => JSON.parse(l) as Ev),
+    );
   }
   return out;
 }
@@ -48,7 +54,8 @@ export function streamViolations(events: readonly Ev[], opts: { requireCauses: b
     if (seen.has(e.id)) v.push(`duplicate id ${e.id}`);
     seen.add(e.id);
     const pos: [number, number] = [e.epoch ?? 0, e.seq];
-    if (last && (pos[0] < last[0] || (pos[0] === last[0] && pos[1] <= last[1]))) v.push(`(epoch,seq) not increasing at ${e.type} ${pos.join(',')} after ${last.join(',')}`);
+    if (last && (pos[0] < last[0] || (pos[0] === last[0] && pos[1] <= last[1])))
+      v.push(`(epoch,seq) not increasing at ${e.type} ${pos.join(',')} after ${last.join(',')}`);
     last = pos;
     if (e.cause !== undefined) {
       const c = byId.get(e.cause);

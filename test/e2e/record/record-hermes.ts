@@ -49,7 +49,10 @@ const DANGER = 'rm -rf /tmp/hermes-aep-danger-x';
 const child: FakeStep = { marker: 'CHILD-GOAL', replies: [text('Child here: the subagent finished its small job.')] };
 const delegate = (marker: string, delayMs = 0): FakeStep => ({
   marker,
-  replies: [toolCall('delegate_task', { goal: 'CHILD-GOAL: say hello and stop.', context: 'A test delegation.' }), { type: 'text', content: 'Delegated.', delayMs }],
+  replies: [
+    toolCall('delegate_task', { goal: 'CHILD-GOAL: say hello and stop.', context: 'A test delegation.' }),
+    { type: 'text', content: 'Delegated.', delayMs },
+  ],
 });
 const COLOUR = { question: 'Which colour should I use?', choices: ['red', 'green', 'blue'] };
 const NAME = { question: 'What name should I use?' };
@@ -62,7 +65,10 @@ const terminal: FakeStep = { marker: 'MARK-TERMINAL', replies: [toolCall('termin
 const danger: FakeStep = { marker: 'MARK-DANGER', replies: [toolCall('terminal', { command: DANGER })] };
 const clarify: FakeStep = { marker: 'MARK-CLARIFY', replies: [toolCall('clarify', COLOUR)] };
 const openClarify: FakeStep = { marker: 'MARK-OPEN-CLARIFY', replies: [toolCall('clarify', NAME)] };
-const apiError = (status: number): FakeStep => ({ marker: 'MARK-API-ERROR', replies: [{ type: 'error', status, message: status === 400 ? 'fake bad request' : 'fake upstream failure' }] });
+const apiError = (status: number): FakeStep => ({
+  marker: 'MARK-API-ERROR',
+  replies: [{ type: 'error', status, message: status === 400 ? 'fake bad request' : 'fake upstream failure' }],
+});
 
 const oneshot = (name: string, prompt: string, steps: FakeStep[], more: Partial<Scenario> = {}): Scenario => ({
   name,
@@ -99,9 +105,14 @@ const SCENARIOS: Scenario[] = [
   oneshot('oneshot-subagent-slow-parent', 'MARK-SUBAGENT-SLOW delegate a small job', [child, delegate('MARK-SUBAGENT-SLOW', 6000)]),
   oneshot('oneshot-api-error-400', 'MARK-API-ERROR trigger a failure', [apiError(400)]),
   oneshot('oneshot-api-error-500', 'MARK-API-500 trigger a retryable failure', [{ ...apiError(500), marker: 'MARK-API-500' }]),
-  oneshot('oneshot-blocked-by-hook', 'MARK-BLOCK run a command', [{ marker: 'MARK-BLOCK', replies: [toolCall('terminal', { command: 'echo should-be-blocked' })] }], {
-    block: true,
-  }),
+  oneshot(
+    'oneshot-blocked-by-hook',
+    'MARK-BLOCK run a command',
+    [{ marker: 'MARK-BLOCK', replies: [toolCall('terminal', { command: 'echo should-be-blocked' })] }],
+    {
+      block: true,
+    },
+  ),
   oneshot('oneshot-dangerous-command', 'MARK-DANGER please clean up', [danger]),
   {
     name: 'chat-q-multiturn-resume',
@@ -142,12 +153,16 @@ const SCENARIOS: Scenario[] = [
     versions: ['0.19.0'],
     llm: { auxiliaryReply: reviewer('APPROVE') },
   }),
-  ttyDanger('tty-approval-smart-deny-override-once', async (tty, c) => {
-    await c.waitCount('post_approval_response', 1);
-    await tty.waitScreen(/once/i);
-    tty.keys('Enter');
-    await c.waitCount('post_approval_response', 2);
-  }, { versions: ['0.19.0'], llm: { auxiliaryReply: reviewer('DENY') } }),
+  ttyDanger(
+    'tty-approval-smart-deny-override-once',
+    async (tty, c) => {
+      await c.waitCount('post_approval_response', 1);
+      await tty.waitScreen(/once/i);
+      tty.keys('Enter');
+      await c.waitCount('post_approval_response', 2);
+    },
+    { versions: ['0.19.0'], llm: { auxiliaryReply: reviewer('DENY') } },
+  ),
   {
     name: 'tty-clarify',
     steps: [clarify, openClarify],
@@ -233,10 +248,14 @@ function hooksYaml(command: string): string {
 /** The machine's temporary paths → the fixture's stable ones (the README's replacements). */
 function scrub(line: string, root: string): string {
   return line
-    .split(`${root}/project`).join('/home/user/project')
-    .split(`${root}/hermes`).join('/home/user/.hermes')
-    .split(root).join('/home/user')
-    .split('/root/').join('/home/user/');
+    .split(`${root}/project`)
+    .join('/home/user/project')
+    .split(`${root}/hermes`)
+    .join('/home/user/.hermes')
+    .split(root)
+    .join('/home/user')
+    .split('/root/')
+    .join('/home/user/');
 }
 
 async function record(version: HermesVersion, s: Scenario, outDir: string): Promise<void> {
@@ -248,7 +267,13 @@ async function record(version: HermesVersion, s: Scenario, outDir: string): Prom
   const file = path.join(root, 'recorded.jsonl');
   Object.assign(home.env, { HERMES_ACCEPT_HOOKS: '1', HERMES_AEP_REC_FILE: file, ...(s.block ? { HERMES_AEP_REC_BLOCK: '1' } : {}) });
   delete home.env.AEP_HOOK_URL;
-  const envs = () => (existsSync(file) ? readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, any>) : []);
+  const envs = () =>
+    existsSync(file)
+      ? readFileSync(file, 'utf8')
+          .split('\n')
+          .filter(Boolean)
+          .map((l) => JSON.parse(l) as Record<string, any>)
+      : [];
   const count = (hook: string, pred: (e: Record<string, any>) => boolean = () => true) => envs().filter((e) => e.hook_event_name === hook && pred(e)).length;
   const ctx: Ctx = {
     version,
@@ -289,7 +314,9 @@ async function record(version: HermesVersion, s: Scenario, outDir: string): Prom
   const out = lines.map((l) => scrub(l, root));
   const leaks = out.filter((l) => /\/tmp\/hermes-aep-e2e|\/root\b/.test(l)).length;
   writeFileSync(path.join(outDir, `${s.name}.jsonl`), out.map((l) => `${l}\n`).join(''));
-  console.log(`[record] ${s.name}: ${lines.length} envelopes, ${Math.round((Date.now() - t0) / 1000)} s${leaks ? `, ${leaks} lines still name a machine path` : ''}`);
+  console.log(
+    `[record] ${s.name}: ${lines.length} envelopes, ${Math.round((Date.now() - t0) / 1000)} s${leaks ? `, ${leaks} lines still name a machine path` : ''}`,
+  );
 }
 
 async function main(): Promise<void> {

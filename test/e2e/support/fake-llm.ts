@@ -32,9 +32,7 @@ export interface FakeToolCall {
 
 /** What the fake model answers for one request (`delayMs`: wait before answering). */
 export type FakeReply = (
-  | { type: 'text'; content: string }
-  | { type: 'tool_calls'; calls: FakeToolCall[]; content?: string }
-  | { type: 'error'; status: number; message: string }
+  { type: 'text'; content: string } | { type: 'tool_calls'; calls: FakeToolCall[]; content?: string } | { type: 'error'; status: number; message: string }
 ) & { delayMs?: number };
 
 /** A read-only view of the incoming conversation, used to pick a reply. */
@@ -128,11 +126,10 @@ export interface ChatRequest {
 
 /** Convenience constructors. */
 export const text = (content: string): FakeReply => ({ type: 'text', content });
-export const toolCall = (
-  name: string,
-  args: Record<string, unknown> | string,
-  id?: string,
-): FakeReply => ({ type: 'tool_calls', calls: [{ name, arguments: args, ...(id ? { id } : {}) }] });
+export const toolCall = (name: string, args: Record<string, unknown> | string, id?: string): FakeReply => ({
+  type: 'tool_calls',
+  calls: [{ name, arguments: args, ...(id ? { id } : {}) }],
+});
 
 export function contentText(content: unknown): string {
   if (typeof content === 'string') return content;
@@ -182,10 +179,7 @@ function resolve(src: ReplySource, view: ConversationView): FakeReply {
 }
 
 /** Pick the reply for a request. Exported for unit tests. */
-export function chooseReply(
-  opts: FakeLlmOptions,
-  body: ChatRequest,
-): { step: string; reply: FakeReply } {
+export function chooseReply(opts: FakeLlmOptions, body: ChatRequest): { step: string; reply: FakeReply } {
   const view = viewOf(body);
   if (view.toolNames.length === 0) {
     const aux = typeof opts.auxiliaryReply === 'function' ? opts.auxiliaryReply(view) : opts.auxiliaryReply;
@@ -213,12 +207,7 @@ function approxTokens(s: string): number {
 
 function usageFor(body: ChatRequest, reply: FakeReply) {
   const prompt = approxTokens(JSON.stringify(body.messages ?? []));
-  const completion =
-    reply.type === 'text'
-      ? approxTokens(reply.content)
-      : reply.type === 'tool_calls'
-        ? approxTokens(JSON.stringify(reply.calls))
-        : 0;
+  const completion = reply.type === 'text' ? approxTokens(reply.content) : reply.type === 'tool_calls' ? approxTokens(JSON.stringify(reply.calls)) : 0;
   return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
 }
 
@@ -340,8 +329,7 @@ export async function startFakeLlm(opts: FakeLlmOptions): Promise<FakeLlm> {
         connection: 'keep-alive',
       });
       const base = { id, object: 'chat.completion.chunk', created: now, model: respModel, system_fingerprint: 'fp_fake' };
-      const send = (choices: unknown[], extra: Record<string, unknown> = {}) =>
-        res.write(`data: ${JSON.stringify({ ...base, choices, ...extra })}\n\n`);
+      const send = (choices: unknown[], extra: Record<string, unknown> = {}) => res.write(`data: ${JSON.stringify({ ...base, choices, ...extra })}\n\n`);
       send([{ index: 0, delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null }]);
       if (typeof content === 'string' && content) {
         for (let i = 0; i < content.length; i += chunkSize) {

@@ -155,10 +155,15 @@ export class HermesTty {
   }
 
   waitScreen(what: string | RegExp, ms = 60_000): Promise<string> {
-    return waitFor(`screen to show ${String(what)}`, () => {
-      const s = this.screen();
-      return (typeof what === 'string' ? s.includes(what) : what.test(s)) ? s : undefined;
-    }, ms, 100);
+    return waitFor(
+      `screen to show ${String(what)}`,
+      () => {
+        const s = this.screen();
+        return (typeof what === 'string' ? s.includes(what) : what.test(s)) ? s : undefined;
+      },
+      ms,
+      100,
+    );
   }
 
   stop(): void {

@@ -255,7 +255,6 @@ export interface LegacyTrace {
   processes: Record<string, { serviceName: string; tags: LegacyTag[] }>;
 }
 
-
 export function tag(span: LegacySpan, key: string): unknown {
   return span.tags.find((t) => t.key === key)?.value;
 }

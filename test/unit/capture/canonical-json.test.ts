@@ -38,7 +38,7 @@ describe('canonicalJson', () => {
 
   it('sorts keys by UTF-16 code unit, not locale', () => {
     // 'Z' (0x5a) < 'a' (0x61) < 'é' (0xe9) < '😀' (0xd83d...) < 'ｚ' (0xff5a)
-    expect(canonicalJson({ 'ｚ': 5, '😀': 4, é: 3, a: 2, Z: 1 })).toBe('{"Z":1,"a":2,"é":3,"😀":4,"ｚ":5}');
+    expect(canonicalJson({ ｚ: 5, '😀': 4, é: 3, a: 2, Z: 1 })).toBe('{"Z":1,"a":2,"é":3,"😀":4,"ｚ":5}');
   });
 
   it('serializes unicode and escapes like JSON.stringify', () => {

@@ -15,9 +15,7 @@ type GatingCase = {
   expect: Record<string, unknown>;
 };
 
-const corpus = JSON.parse(
-  readFileSync(new URL('../../../fixtures/aep/capture-gating/cases.json', import.meta.url), 'utf8'),
-) as { cases: GatingCase[] };
+const corpus = JSON.parse(readFileSync(new URL('../../../fixtures/aep/capture-gating/cases.json', import.meta.url), 'utf8')) as { cases: GatingCase[] };
 
 describe('capture-gating corpus', () => {
   it('has cases', () => {

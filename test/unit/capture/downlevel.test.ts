@@ -15,9 +15,7 @@ type DownlevelCase = {
   expect_data: Record<string, unknown> | null;
 };
 
-const corpus = JSON.parse(
-  readFileSync(new URL('../../../fixtures/aep/downlevel/cases.json', import.meta.url), 'utf8'),
-) as { cases: DownlevelCase[] };
+const corpus = JSON.parse(readFileSync(new URL('../../../fixtures/aep/downlevel/cases.json', import.meta.url), 'utf8')) as { cases: DownlevelCase[] };
 
 describe('downlevel corpus', () => {
   it('has cases', () => {
@@ -128,9 +126,7 @@ describe('downlevel beyond the corpus', () => {
 
 describe('annotations', () => {
   it('loads every core payload schema', () => {
-    const files = readdirSync(new URL('../../../schemas/types/', import.meta.url)).filter((f) =>
-      f.endsWith('.schema.json'),
-    );
+    const files = readdirSync(new URL('../../../schemas/types/', import.meta.url)).filter((f) => f.endsWith('.schema.json'));
     expect(files.length).toBeGreaterThan(0);
     const types = annotatedTypes();
     for (const f of files) expect(types).toContain(f.slice(0, -'.schema.json'.length));
@@ -162,9 +158,7 @@ describe('annotations', () => {
     const node = annotationsFor('attention.requested');
     expect(node?.properties?.['prompt']?.capture).toBe('metadata');
     expect(node?.properties?.['context']?.capture).toBe('full');
-    expect(node?.properties?.['fields']?.items?.properties?.['choices']?.items?.properties?.['label']?.capture).toBe(
-      'metadata',
-    );
+    expect(node?.properties?.['fields']?.items?.properties?.['choices']?.items?.properties?.['label']?.capture).toBe('metadata');
     expect(annotationsFor('tool.failed')?.properties?.['error']?.properties?.['message']?.capture).toBe('redacted');
     expect(annotationsFor('x.acme.session.custom_blob')).toBeUndefined();
   });

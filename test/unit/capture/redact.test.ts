@@ -2,14 +2,7 @@ import { readFileSync } from 'node:fs';
 
 import { describe, expect, it } from 'vitest';
 
-import {
-  PII_MARKER,
-  SECRET_MARKER,
-  isCredentialKey,
-  redactText,
-  redactValue,
-  type RedactOptions,
-} from '../../../src/capture/redact.js';
+import { PII_MARKER, SECRET_MARKER, isCredentialKey, redactText, redactValue, type RedactOptions } from '../../../src/capture/redact.js';
 
 type CorpusCase<I> = {
   name: string;
@@ -24,9 +17,7 @@ type RedactionCorpus = {
   value_cases: CorpusCase<unknown>[];
 };
 
-const corpus = JSON.parse(
-  readFileSync(new URL('../../../fixtures/aep/redaction/cases.json', import.meta.url), 'utf8'),
-) as RedactionCorpus;
+const corpus = JSON.parse(readFileSync(new URL('../../../fixtures/aep/redaction/cases.json', import.meta.url), 'utf8')) as RedactionCorpus;
 
 function assertCase(output: string, c: CorpusCase<unknown>): void {
   for (const needle of c.must_contain ?? []) expect(output).toContain(needle);
@@ -82,10 +73,7 @@ describe('redactValue', () => {
   });
 
   it('passes operator options to nested strings', () => {
-    const out = redactValue(
-      { path: '/srv/op/x', nested: ['uses hunter-value-9'] },
-      { home: '/srv/op', secretValues: ['hunter-value-9'] },
-    );
+    const out = redactValue({ path: '/srv/op/x', nested: ['uses hunter-value-9'] }, { home: '/srv/op', secretValues: ['hunter-value-9'] });
     expect(out).toEqual({ path: '~/x', nested: [`uses ${SECRET_MARKER}`] });
   });
 
@@ -117,9 +105,7 @@ describe('redactText beyond the corpus', () => {
 
   it('redacts configured names in NAME=value and NAME: value forms', () => {
     const opts: RedactOptions = { secretNames: ['DEPLOY_HOOK', 'db.pass'] };
-    expect(redactText('DEPLOY_HOOK=https://hooks.test/abc and db.pass: x9', opts)).toBe(
-      `DEPLOY_HOOK=${SECRET_MARKER} and db.pass: ${SECRET_MARKER}`,
-    );
+    expect(redactText('DEPLOY_HOOK=https://hooks.test/abc and db.pass: x9', opts)).toBe(`DEPLOY_HOOK=${SECRET_MARKER} and db.pass: ${SECRET_MARKER}`);
     expect(redactText('MY_DEPLOY_HOOK_URL=fine', opts)).toBe('MY_DEPLOY_HOOK_URL=fine');
   });
 
@@ -131,17 +117,13 @@ describe('redactText beyond the corpus', () => {
   });
 
   it('redacts URL credentials', () => {
-    expect(redactText('postgres://app:pa55word@db.internal:5432/x')).toBe(
-      `postgres://app:${SECRET_MARKER}@db.internal:5432/x`,
-    );
+    expect(redactText('postgres://app:pa55word@db.internal:5432/x')).toBe(`postgres://app:${SECRET_MARKER}@db.internal:5432/x`);
   });
 
   it('replaces homes: operator, other users, /root, Windows; not look-alikes', () => {
     const opts: RedactOptions = { home: '/srv/op/' };
     expect(redactText('at /srv/op/a, /root/.bashrc, C:\\Users\\eve\\x', opts)).toBe('at ~/a, ~/.bashrc, ~\\x');
-    expect(redactText('/srv/operator/a and /rootfs and /var/home/x', opts)).toBe(
-      '/srv/operator/a and /rootfs and /var/home/x',
-    );
+    expect(redactText('/srv/operator/a and /rootfs and /var/home/x', opts)).toBe('/srv/operator/a and /rootfs and /var/home/x');
   });
 
   it('ignores a degenerate home of "/"', () => {
@@ -171,9 +153,9 @@ describe('redactText idempotence', () => {
     '555.123.4567/home/al',
     'zzeyJa.b.c\n',
     '/home/al\n+1 555.123.4567sk-abcdefghijklmnopqrstuvwx~password',
-    'bearer C:\\Users\\x\'',
+    "bearer C:\\Users\\x'",
     'example.comtoken/home/al+1 zzghp_AbCdEfGhIjKlMnOpQrStUv]',
-    "curl -H 'Authorization: Bearer abc.def' -d '{\"token\": \"x y\"}'",
+    'curl -H \'Authorization: Bearer abc.def\' -d \'{"token": "x y"}\'',
   ];
   for (const input of cascades) {
     it(`is a fixed point after one call: ${JSON.stringify(input)}`, () => {

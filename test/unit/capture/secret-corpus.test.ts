@@ -52,9 +52,13 @@ describe('the planted corpus', () => {
     for (const id of PRESET_RULE_IDS) expect(HOSTED_RULE_IDS.includes(id) || Object.hasOwn(SKIPPED_RULES, id), id).toBe(true);
   });
 
-  it('plants the tracker\'s six leaked forms', () => {
+  it("plants the tracker's six leaked forms", () => {
     const forms = ['cli:mysql-p', 'cli:curl-u', 'cli:env-assignment', 'secretlint:sendgrid'];
-    for (const f of forms) expect(plants.some((p) => p.family === f), f).toBe(true);
+    for (const f of forms)
+      expect(
+        plants.some((p) => p.family === f),
+        f,
+      ).toBe(true);
     expect(plants.some((p) => p.line.includes('--password '))).toBe(true);
     expect(plants.some((p) => p.line.includes('--token '))).toBe(true);
   });
@@ -126,7 +130,22 @@ describe('redaction is a fixed point on random mixtures of plants, commands and 
     ...plants.map((p) => p.line),
     ...plants.map((p) => p.secret),
     ...ORDINARY_COMMANDS,
-    ' ', '\n', '\\n', '"', "'", '\\"', ':', '=', '@', '/', '-p', '--password ', 'mysql ', 'curl -u a:', 'MY_DB_PW=', SECRET_MARKER,
+    ' ',
+    '\n',
+    '\\n',
+    '"',
+    "'",
+    '\\"',
+    ':',
+    '=',
+    '@',
+    '/',
+    '-p',
+    '--password ',
+    'mysql ',
+    'curl -u a:',
+    'MY_DB_PW=',
+    SECRET_MARKER,
   ];
   it('redactText(redactText(x)) === redactText(x), even with pieces glued together', () => {
     fc.assert(

@@ -22,7 +22,10 @@ function installedPreset(): { version: string; engines?: { node?: string } } {
   return JSON.parse(readFileSync(require.resolve(`${PRESET}/package.json`), 'utf8')) as { version: string; engines?: { node?: string } };
 }
 
-const rule = (id: string, file: (source: { content: string }, report: (r: [number, number]) => void, ignore: () => void) => unknown): SecretLintRuleCreator<unknown> => ({
+const rule = (
+  id: string,
+  file: (source: { content: string }, report: (r: [number, number]) => void, ignore: () => void) => unknown,
+): SecretLintRuleCreator<unknown> => ({
   messages: {},
   meta: { id: `@secretlint/secretlint-rule-${id}`, type: 'scanner', recommended: true, supportedContentTypes: ['text'] },
   create: (context) => ({
@@ -83,7 +86,11 @@ describe('the hosted secretlint preset', () => {
 
 describe('a hosted rule that misbehaves fails closed', () => {
   it('a rule that throws marks the scan failed', () => {
-    const host = createSecretlintHost([rule('boom', () => { throw new Error('x'); })]);
+    const host = createSecretlintHost([
+      rule('boom', () => {
+        throw new Error('x');
+      }),
+    ]);
     expect(host.scan('anything').failed).toBe(true);
   });
 
@@ -101,7 +108,7 @@ describe('a hosted rule that misbehaves fails closed', () => {
     }
   });
 
-  it('ignores are dropped, reports kept, and one scan does not see another\'s reports', () => {
+  it("ignores are dropped, reports kept, and one scan does not see another's reports", () => {
     const host = createSecretlintHost([
       rule('finder', (source, report) => {
         const i = source.content.indexOf('SECRET');

@@ -72,7 +72,8 @@ describe('hermes-aep argument handling', () => {
     const home = path.join(tempDir(), 'untouched');
     const r = await cli(['install', '--help'], { env: { HERMES_HOME: home } });
     expect(r.code).toBe(0);
-    for (const o of ['--dry-run', '--timeout', '--socket', '--url', '--state-dir', '--hermes-home', '--help', 'HERMES_HOME', 'AEP_PORT']) expect(r.stdout).toContain(o);
+    for (const o of ['--dry-run', '--timeout', '--socket', '--url', '--state-dir', '--hermes-home', '--help', 'HERMES_HOME', 'AEP_PORT'])
+      expect(r.stdout).toContain(o);
     expect(r.stdout).not.toMatch(/HERMES_HOME=/);
   });
 

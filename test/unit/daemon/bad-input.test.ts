@@ -47,7 +47,7 @@ describe('bad input: a clear refusal or an honest mapping, never a crash, never 
     for (const body of ['[]', '"x"', 'null']) expect((await post(d, body)).statusCode).toBe(400);
   });
 
-  it('wrong content type → 415, named in the project\'s own words (no framework internals in a reply)', async () => {
+  it("wrong content type → 415, named in the project's own words (no framework internals in a reply)", async () => {
     const d = daemon();
     const r = await post(d, envelope(), 'text/plain');
     expect(r.statusCode).toBe(415);
@@ -65,7 +65,10 @@ describe('bad input: a clear refusal or an honest mapping, never a crash, never 
 
   it('an unknown hook maps to x.hermes.<name> with no payload', async () => {
     const d = daemon();
-    const r = await post(d, JSON.stringify({ hook_event_name: 'kanban_task_claimed', session_id: 's1', extra: { telemetry_schema_version: SENTINEL, secret: MARKER } }));
+    const r = await post(
+      d,
+      JSON.stringify({ hook_event_name: 'kanban_task_claimed', session_id: 's1', extra: { telemetry_schema_version: SENTINEL, secret: MARKER } }),
+    );
     expect(r.statusCode).toBe(200);
     expect(d.memory.events.map((e) => [e.type, e.data])).toEqual([['x.hermes.kanban.task.claimed', {}]]);
     const odd = await post(d, JSON.stringify({ hook_event_name: '../../Weird Hook!', session_id: 's1' }));
@@ -138,7 +141,10 @@ describe('bad input: a clear refusal or an honest mapping, never a crash, never 
 
   it('__proto__ / constructor keys are stripped, not refused; a lone surrogate in a session id is repaired', async () => {
     const d = daemon();
-    const r = await post(d, '{"hook_event_name":"pre_tool_call","tool_name":"x","tool_input":{"__proto__":{"polluted":1},"constructor":{"prototype":{"p":1}}},"session_id":"s\\ud800x","extra":{"tool_call_id":"c1"}}');
+    const r = await post(
+      d,
+      '{"hook_event_name":"pre_tool_call","tool_name":"x","tool_input":{"__proto__":{"polluted":1},"constructor":{"prototype":{"p":1}}},"session_id":"s\\ud800x","extra":{"tool_call_id":"c1"}}',
+    );
     expect(r.statusCode).toBe(200);
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
     expect(d.memory.events.at(-1)?.session).toBe('s\ufffdx');

@@ -97,7 +97,8 @@ describe('large values cross from the worker in parts', () => {
 
   const parser = new JsonBodyParser({ maxBytes: 64 * 1024 * 1024, maxNodes: 200_000, maxDepth: 64, workerUrl: JSON_WORKER, inlineMaxBytes: 1024 }, framing);
   afterAll(() => parser.close());
-  const stream = (b: Buffer, chunk = 64 * 1024) => Readable.from(Array.from({ length: Math.ceil(b.length / chunk) }, (_, i) => b.subarray(i * chunk, (i + 1) * chunk)));
+  const stream = (b: Buffer, chunk = 64 * 1024) =>
+    Readable.from(Array.from({ length: Math.ceil(b.length / chunk) }, (_, i) => b.subarray(i * chunk, (i + 1) * chunk)));
 
   it('a 12 MB conversation parsed on the worker equals JSON.parse, in order', async () => {
     const history = Array.from({ length: 3000 }, (_, i) => ({ role: i % 2 ? 'assistant' : 'user', content: `${i}:${'x'.repeat(4000)}`, n: i }));
@@ -107,7 +108,7 @@ describe('large values cross from the worker in parts', () => {
     expect(parser.offloaded).toBeGreaterThan(0);
   });
 
-  it('refusals and syntax errors come back from the worker; framing errors are fastify\'s', async () => {
+  it("refusals and syntax errors come back from the worker; framing errors are fastify's", async () => {
     const many = bytes(`[${Array.from({ length: 300_000 }, () => '0').join(',')}]`);
     await expect(parser.read(stream(many), String(many.length))).rejects.toMatchObject({ code: 'too_many_nodes' });
     const bad = bytes(`{"a":"${'y'.repeat(5000)}"`);

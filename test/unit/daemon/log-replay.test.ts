@@ -4,7 +4,8 @@ import path from 'node:path';
 import { replayRecentLogs } from '../../../src/daemon/log-replay.js';
 import { tempDir } from '../../support/processes.js';
 
-const line = (i: number, session = 's') => JSON.stringify({ aep: '0.1', id: `e${i}`, type: 'tool.requested', session, time: new Date(i).toISOString(), data: {} });
+const line = (i: number, session = 's') =>
+  JSON.stringify({ aep: '0.1', id: `e${i}`, type: 'tool.requested', session, time: new Date(i).toISOString(), data: {} });
 
 describe('log replay', () => {
   it('reads recent logs in order, skips torn and foreign lines, ignores logs older than the window', async () => {

@@ -34,7 +34,13 @@ describe('the request guard (in process: no listener tag, so the token is always
 
   it('a foreign Host (DNS rebinding) or any Origin → 403 before the body is parsed; nothing is mapped', async () => {
     const d = daemon(new RequestGuard({ boundHost: '0.0.0.0' }));
-    const cases: Record<string, string>[] = [{ host: 'evil.example' }, { host: 'evil.example:8393' }, { host: '0.0.0.0:8393' }, { origin: 'http://127.0.0.1:8393' }, { origin: 'null' }];
+    const cases: Record<string, string>[] = [
+      { host: 'evil.example' },
+      { host: 'evil.example:8393' },
+      { host: '0.0.0.0:8393' },
+      { origin: 'http://127.0.0.1:8393' },
+      { origin: 'null' },
+    ];
     for (const headers of cases) {
       const r = await post(d, headers);
       expect([r.statusCode, r.json().error]).toEqual([403, 'host' in headers ? 'forbidden_host' : 'forbidden_origin']);

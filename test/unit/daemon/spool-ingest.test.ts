@@ -97,7 +97,7 @@ const size = (f: string) => statSync(f, { throwIfNoEntry: false })?.size ?? 0;
 const hookFiles = (dir: string) => readdirSync(dir).filter((f) => f.endsWith('.hook'));
 
 describe('spool ingestion', () => {
-  it('ingests every file in arrival (lexical) order, whatever order they were written in, at each hook\'s arrival time', async () => {
+  it("ingests every file in arrival (lexical) order, whatever order they were written in, at each hook's arrival time", async () => {
     const dir = path.join(tempDir(), 'spool');
     spoolFile(dir, T + 30, envelope('c3'));
     writeFileSync(path.join(dir, 'in.files'), '....');
@@ -307,7 +307,11 @@ describe('spool ingestion', () => {
   it('property: any set of arrival keys, written in any order, comes out in key order', async () => {
     await fc.assert(
       fc.asyncProperty(
-        fc.uniqueArray(fc.tuple(fc.integer({ min: 0, max: 50 }), fc.bigInt({ min: 0n, max: 10n ** 19n })), { minLength: 1, maxLength: 12, selector: ([ms, ns]) => `${ms}:${ns}` }),
+        fc.uniqueArray(fc.tuple(fc.integer({ min: 0, max: 50 }), fc.bigInt({ min: 0n, max: 10n ** 19n })), {
+          minLength: 1,
+          maxLength: 12,
+          selector: ([ms, ns]) => `${ms}:${ns}`,
+        }),
         async (keys) => {
           const dir = path.join(tempDir(), 'spool');
           keys.forEach(([ms, ns], i) => spoolFile(dir, T + ms, envelope(`k${i}`), { ns }));

@@ -23,7 +23,16 @@ describe('identity stage', () => {
     const [a] = feed('on_session_start', 'S/1');
     const [b] = feed('pre_llm_call', 'S/1', { turn_id: 'S/1:t:1', user_message: 'hi' });
     const [c] = feed('on_session_start', 'other');
-    expect(a).toMatchObject({ aep: '0.1', agent: 'hermes', session: 'S/1', seq: 0, epoch: 7, source: 'aep://h/agent/hermes/session/S%2F1', capture: 'metadata', severity: 'info' });
+    expect(a).toMatchObject({
+      aep: '0.1',
+      agent: 'hermes',
+      session: 'S/1',
+      seq: 0,
+      epoch: 7,
+      source: 'aep://h/agent/hermes/session/S%2F1',
+      capture: 'metadata',
+      severity: 'info',
+    });
     expect(a).not.toHaveProperty('run');
     expect(b).toMatchObject({ seq: 1, run: 'S/1:t:1', time: '2026-11-29T10:00:01.000Z' });
     expect(c).toMatchObject({ seq: 0 });
@@ -144,7 +153,14 @@ describe('identity stage: the edges a review found', () => {
   it('an ended session stays ended after its lane is evicted (the persisted index)', () => {
     const endedSet = new Set<string>();
     let n = 0;
-    const st = new IdentityStage({ epoch: 0, host: 'h', policy: defaultPolicy(), newId: () => `i${++n}`, maxSessions: 1, ended: { has: (x) => endedSet.has(x), add: (x) => void endedSet.add(x) } });
+    const st = new IdentityStage({
+      epoch: 0,
+      host: 'h',
+      policy: defaultPolicy(),
+      newId: () => `i${++n}`,
+      maxSessions: 1,
+      ended: { has: (x) => endedSet.has(x), add: (x) => void endedSet.add(x) },
+    });
     const go = (hook: string, session: string) => {
       const env = hookEnvelopeSchema.parse({ hook_event_name: hook, session_id: session, extra: {} });
       return st.process(env, mapHook(env, defaultPolicy()), new Date(0));
@@ -160,7 +176,14 @@ describe('identity stage: second-review edges', () => {
   it('with the lane table full, the lane being used is never the one evicted: no seq is reused', () => {
     const endedSet = new Set(['x']);
     let n = 0;
-    const st = new IdentityStage({ epoch: 0, host: 'h', policy: defaultPolicy(), newId: () => `i${++n}`, maxSessions: 3, ended: { has: (k) => endedSet.has(k), add: (k) => void endedSet.add(k) } });
+    const st = new IdentityStage({
+      epoch: 0,
+      host: 'h',
+      policy: defaultPolicy(),
+      newId: () => `i${++n}`,
+      maxSessions: 3,
+      ended: { has: (k) => endedSet.has(k), add: (k) => void endedSet.add(k) },
+    });
     const go = (hook: string, session: string, extra: Record<string, unknown> = {}) => {
       const env = hookEnvelopeSchema.parse({ hook_event_name: hook, session_id: session, tool_name: 'x', extra });
       return st.process(env, mapHook(env, defaultPolicy()), new Date(0));
@@ -188,8 +211,28 @@ describe('identity stage: second-review edges', () => {
   it('restoring a session the index says ended keeps it ended', () => {
     const endedSet = new Set(['x']);
     let n = 0;
-    const st = new IdentityStage({ epoch: 1, host: 'h', policy: defaultPolicy(), newId: () => `i${++n}`, ended: { has: (k) => endedSet.has(k), add: (k) => void endedSet.add(k) } });
-    st.restore({ aep: '0.1', id: 'old1', type: 'run.started', time: new Date(0).toISOString(), source: 's', agent: 'hermes', session: 'x', run: 'x:t:1', seq: 0, epoch: 0, severity: 'info', capture: 'metadata', data: {} });
+    const st = new IdentityStage({
+      epoch: 1,
+      host: 'h',
+      policy: defaultPolicy(),
+      newId: () => `i${++n}`,
+      ended: { has: (k) => endedSet.has(k), add: (k) => void endedSet.add(k) },
+    });
+    st.restore({
+      aep: '0.1',
+      id: 'old1',
+      type: 'run.started',
+      time: new Date(0).toISOString(),
+      source: 's',
+      agent: 'hermes',
+      session: 'x',
+      run: 'x:t:1',
+      seq: 0,
+      epoch: 0,
+      severity: 'info',
+      capture: 'metadata',
+      data: {},
+    });
     const env = hookEnvelopeSchema.parse({ hook_event_name: 'on_session_finalize', session_id: 'x', extra: {} });
     expect(st.process(env, mapHook(env, defaultPolicy()), new Date(1))).toEqual([]);
   });

@@ -98,14 +98,21 @@ describe('the registered shim lives under the state dir (item 10)', () => {
 
     // run it the way Hermes does: shlex-split, no shell; nothing listens, so the shim answers {} and exits 0
     const [exe, ...argv] = shlexSplit(command)!;
-    const out = execFileSync(exe!, argv, { input: '{"hook_event_name":"on_session_start"}', env: envFor({ AEP_HOOK_URL: 'http://127.0.0.1:9/hook', AEP_SHIM_TIMEOUT_MS: '3000' }) });
+    const out = execFileSync(exe!, argv, {
+      input: '{"hook_event_name":"on_session_start"}',
+      env: envFor({ AEP_HOOK_URL: 'http://127.0.0.1:9/hook', AEP_SHIM_TIMEOUT_MS: '3000' }),
+    });
     expect(out.toString()).toBe('{}');
   });
 
   it('a second install of the same version changes nothing: the copy, its mtime, config.yaml and the allowlist stay', async () => {
     const { home, env, copy } = fresh();
     await run(process.execPath, [CLI, 'install'], { env });
-    const before = { mtime: statSync(copy, { bigint: true }).mtimeNs, cfg: readFileSync(path.join(home, 'config.yaml')), allow: readFileSync(path.join(home, 'shell-hooks-allowlist.json')) };
+    const before = {
+      mtime: statSync(copy, { bigint: true }).mtimeNs,
+      cfg: readFileSync(path.join(home, 'config.yaml')),
+      allow: readFileSync(path.join(home, 'shell-hooks-allowlist.json')),
+    };
     const r = await run(process.execPath, [CLI, 'install'], { env });
     expect(r.stdout).toContain('already in place');
     expect(r.stdout).toContain('nothing to change');
@@ -114,11 +121,13 @@ describe('the registered shim lives under the state dir (item 10)', () => {
     expect(readFileSync(path.join(home, 'shell-hooks-allowlist.json'))).toEqual(before.allow);
   });
 
-  it('the allowlist records the copy\'s mtime exactly as Hermes computes it, so `hooks doctor` sees no drift', async () => {
+  it("the allowlist records the copy's mtime exactly as Hermes computes it, so `hooks doctor` sees no drift", async () => {
     requirePython();
     const { home, env } = fresh();
     await run(process.execPath, [CLI, 'install'], { env });
-    const allow = JSON.parse(readFileSync(path.join(home, 'shell-hooks-allowlist.json'), 'utf8')) as { approvals: { command: string; script_mtime_at_approval: string }[] };
+    const allow = JSON.parse(readFileSync(path.join(home, 'shell-hooks-allowlist.json'), 'utf8')) as {
+      approvals: { command: string; script_mtime_at_approval: string }[];
+    };
     // Hermes: the first argv token with a script extension, os.path.getmtime, fromtimestamp(utc).isoformat()
     const py = [
       'import sys, shlex, os, datetime',

@@ -39,7 +39,10 @@ describe('installer (pure edits)', () => {
     const once = addHooks(USER_CONFIG, { command: cmd, timeout: 10 });
     const cfg = parse(once.text);
     expect(Object.keys(cfg.hooks).sort()).toEqual([...REGISTERED_HOOKS].sort());
-    expect(cfg.hooks.pre_tool_call).toEqual([{ command: '/usr/local/bin/my-guard', matcher: 'terminal' }, { command: cmd, timeout: 10 }]);
+    expect(cfg.hooks.pre_tool_call).toEqual([
+      { command: '/usr/local/bin/my-guard', matcher: 'terminal' },
+      { command: cmd, timeout: 10 },
+    ]);
     expect(cfg.model).toEqual({ provider: 'custom' });
     expect(once.text).toContain('# keep me');
     expect(addHooks(once.text, { command: cmd, timeout: 10 }).changed).toBe(false);
@@ -75,7 +78,10 @@ describe('hermes-aep install / uninstall (the real CLI on a temp HERMES_HOME)', 
     const cfgFile = path.join(home, 'config.yaml');
     writeFileSync(cfgFile, USER_CONFIG);
     const env = { ...process.env, HERMES_HOME: home, AEP_STATE_DIR: state };
-    const registered = shimCommand(process.execPath, path.join(state, 'shim', readJson<{ version: string }>('package.json').version, 'hook.cjs'), ['--state-dir', state]);
+    const registered = shimCommand(process.execPath, path.join(state, 'shim', readJson<{ version: string }>('package.json').version, 'hook.cjs'), [
+      '--state-dir',
+      state,
+    ]);
     writeFileSync(cfgFile, `${USER_CONFIG}custom_providers:\n  - api_key: sk-SECRET-do-not-print\n`);
     const dry = await run(process.execPath, [CLI, 'install', '--dry-run'], { env });
     expect(dry.stdout).toMatch(/hooks: add \(12 events: .*on_session_finalize/);
@@ -146,14 +152,16 @@ dup: 2
     expect(() => addHooks(inHooks, { command: cmd, timeout: 10 })).toThrow(/block scalar .* without a final newline/);
   });
 
-  it.each([['empty', ''], ['one newline', '\n'], ['only comments', '# my config\n\n# more later\n'], ['a comment, no final newline', '# nothing yet']])(
-    'a config.yaml that is %s gets the hooks; uninstall gives its bytes back',
-    (_, text) => {
-      const once = addHooks(text, { command: cmd, timeout: 10 });
-      expect(Object.keys(parse(once.text).hooks).sort()).toEqual([...REGISTERED_HOOKS].sort());
-      expect(removeHooks(once.text).text).toBe(text);
-    },
-  );
+  it.each([
+    ['empty', ''],
+    ['one newline', '\n'],
+    ['only comments', '# my config\n\n# more later\n'],
+    ['a comment, no final newline', '# nothing yet'],
+  ])('a config.yaml that is %s gets the hooks; uninstall gives its bytes back', (_, text) => {
+    const once = addHooks(text, { command: cmd, timeout: 10 });
+    expect(Object.keys(parse(once.text).hooks).sort()).toEqual([...REGISTERED_HOOKS].sort());
+    expect(removeHooks(once.text).text).toBe(text);
+  });
 
   it('a file without a hooks block gets one appended; uninstall takes it away again exactly', () => {
     const plain = 'model:\n  provider: custom\n';
@@ -164,22 +172,30 @@ dup: 2
 });
 
 describe('an install by an earlier version (entries without marks)', () => {
-  const OLD = 'model:\n  provider: custom\nhooks:\n  pre_tool_call:\n    - command: /usr/local/bin/my-guard\n      matcher: terminal\n    - command: /usr/bin/node /srv/hermes-aep/dist/src/shim/hook.cjs\n      timeout: 10\n  post_tool_call:\n    - command: /usr/bin/node /srv/hermes-aep/dist/src/cli.js hook\n      timeout: 10\n';
+  const OLD =
+    'model:\n  provider: custom\nhooks:\n  pre_tool_call:\n    - command: /usr/local/bin/my-guard\n      matcher: terminal\n    - command: /usr/bin/node /srv/hermes-aep/dist/src/shim/hook.cjs\n      timeout: 10\n  post_tool_call:\n    - command: /usr/bin/node /srv/hermes-aep/dist/src/cli.js hook\n      timeout: 10\n';
   const cmd = shimCommand('/usr/bin/node', '/home/u/.aep/state/hermes-aep/shim/0.1.0/hook.cjs');
 
-  it('install replaces the old entries with marked ones; uninstall then leaves only the user\'s hooks', () => {
+  it("install replaces the old entries with marked ones; uninstall then leaves only the user's hooks", () => {
     const once = addHooks(OLD, { command: cmd, timeout: 10 });
     expect(once.changes.filter((c) => c.includes('refresh'))).toHaveLength(2);
     const cfg = parse(once.text);
-    expect(cfg.hooks.pre_tool_call).toEqual([{ command: '/usr/local/bin/my-guard', matcher: 'terminal' }, { command: cmd, timeout: 10 }]);
+    expect(cfg.hooks.pre_tool_call).toEqual([
+      { command: '/usr/local/bin/my-guard', matcher: 'terminal' },
+      { command: cmd, timeout: 10 },
+    ]);
     expect(cfg.hooks.post_tool_call).toEqual([{ command: cmd, timeout: 10 }]);
     expect(once.text).not.toContain('/srv/hermes-aep');
     expect(addHooks(once.text, { command: cmd, timeout: 10 }).changed).toBe(false);
-    expect(removeHooks(once.text).text).toBe('model:\n  provider: custom\nhooks:\n  pre_tool_call:\n    - command: /usr/local/bin/my-guard\n      matcher: terminal\n');
+    expect(removeHooks(once.text).text).toBe(
+      'model:\n  provider: custom\nhooks:\n  pre_tool_call:\n    - command: /usr/local/bin/my-guard\n      matcher: terminal\n',
+    );
   });
 
   it('uninstall alone removes the old entries, and the keys and block they alone filled', () => {
-    expect(removeHooks(OLD).text).toBe('model:\n  provider: custom\nhooks:\n  pre_tool_call:\n    - command: /usr/local/bin/my-guard\n      matcher: terminal\n');
+    expect(removeHooks(OLD).text).toBe(
+      'model:\n  provider: custom\nhooks:\n  pre_tool_call:\n    - command: /usr/local/bin/my-guard\n      matcher: terminal\n',
+    );
     const onlyOurs = 'a: 1\nhooks:\n  on_session_end:\n    - command: /usr/bin/node /x/dist/src/shim/hook.cjs\n      timeout: 10\nb: 2\n';
     expect(removeHooks(onlyOurs).text).toBe('a: 1\nb: 2\n');
   });

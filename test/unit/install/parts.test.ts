@@ -21,10 +21,20 @@ describe("Hermes's timestamps", () => {
 
   it('match Python to the microsecond for st_mtime floats, rounding included', () => {
     requirePython();
-    const samples: [bigint, bigint][] = [[1_780_000_000n, 0n], [1_780_000_000n, 999_999_999n], [1_780_000_000n, 500n], [1_780_000_000n, 1_500n], [1_780_000_000n, 2_500n]];
+    const samples: [bigint, bigint][] = [
+      [1_780_000_000n, 0n],
+      [1_780_000_000n, 999_999_999n],
+      [1_780_000_000n, 500n],
+      [1_780_000_000n, 1_500n],
+      [1_780_000_000n, 2_500n],
+    ];
     for (let i = 0; i < 200; i++) samples.push([BigInt(1_600_000_000 + Math.floor(Math.random() * 300_000_000)), BigInt(Math.floor(Math.random() * 1e9))]);
-    const py = 'import sys, datetime\nfor line in sys.stdin:\n  s, n = map(int, line.split())\n  print(datetime.datetime.fromtimestamp(s + n * 1e-9, tz=datetime.timezone.utc).isoformat().replace("+00:00", "Z"))';
-    const out = execFileSync('python3', ['-c', py], { input: samples.map(([s, n]) => `${s} ${n}`).join('\n') }).toString().trim().split('\n');
+    const py =
+      'import sys, datetime\nfor line in sys.stdin:\n  s, n = map(int, line.split())\n  print(datetime.datetime.fromtimestamp(s + n * 1e-9, tz=datetime.timezone.utc).isoformat().replace("+00:00", "Z"))';
+    const out = execFileSync('python3', ['-c', py], { input: samples.map(([s, n]) => `${s} ${n}`).join('\n') })
+      .toString()
+      .trim()
+      .split('\n');
     expect(samples.map(([s, n]) => pythonIsoUtc(pythonStatFloat(s, n)))).toEqual(out);
   });
 });
@@ -66,13 +76,28 @@ describe('the recorded target', () => {
   it('records only what differs from the shim defaults', () => {
     expect(resolveTarget({ stateDir: '/s' }, env).args).toEqual(['--state-dir', '/s']);
     expect(resolveTarget({ stateDir: '/s', socket: '/s/hook.sock' }, env).args).toEqual(['--state-dir', '/s']);
-    expect(resolveTarget({ stateDir: '/s' }, { AEP_PORT: '8393', AEP_HOST: '0.0.0.0' }).args).toEqual(['--state-dir', '/s', '--url', 'http://127.0.0.1:8393/hook']);
+    expect(resolveTarget({ stateDir: '/s' }, { AEP_PORT: '8393', AEP_HOST: '0.0.0.0' }).args).toEqual([
+      '--state-dir',
+      '/s',
+      '--url',
+      'http://127.0.0.1:8393/hook',
+    ]);
     expect(resolveTarget({ stateDir: '/s' }, { AEP_PORT: '8393', AEP_HOST: '::' }).args).toEqual(['--state-dir', '/s', '--url', 'http://[::1]:8393/hook']);
     expect(resolveTarget({ stateDir: '/s', url: 'http://127.0.0.1:8393' }, {}).args).toEqual(['--state-dir', '/s', '--url', 'http://127.0.0.1:8393/hook']);
     expect(resolveTarget({ stateDir: '/s' }, { AEP_SOCKET: '/run/aep.sock' }).args).toEqual(['--state-dir', '/s', '--socket', '/run/aep.sock']);
-    expect(resolveTarget({ stateDir: '/s' }, { AEP_HOOK_URL: 'http://localhost:9400', AEP_SOCKET: '/x.sock', AEP_PORT: '1' }).args).toEqual(['--state-dir', '/s', '--url', 'http://localhost:9400/hook']);
+    expect(resolveTarget({ stateDir: '/s' }, { AEP_HOOK_URL: 'http://localhost:9400', AEP_SOCKET: '/x.sock', AEP_PORT: '1' }).args).toEqual([
+      '--state-dir',
+      '/s',
+      '--url',
+      'http://localhost:9400/hook',
+    ]);
     expect(resolveTarget({ stateDir: '/s' }, { AEP_SOCKET: '/x.sock', AEP_PORT: '1' }).args).toEqual(['--state-dir', '/s', '--socket', '/x.sock']);
-    expect(resolveTarget({ stateDir: '/s', url: 'http://127.0.0.1:8393/hook' }, { AEP_SOCKET: '/ignored.sock' }).args).toEqual(['--state-dir', '/s', '--url', 'http://127.0.0.1:8393/hook']);
+    expect(resolveTarget({ stateDir: '/s', url: 'http://127.0.0.1:8393/hook' }, { AEP_SOCKET: '/ignored.sock' }).args).toEqual([
+      '--state-dir',
+      '/s',
+      '--url',
+      'http://127.0.0.1:8393/hook',
+    ]);
     expect(resolveTarget({}, { AEP_STATE_DIR: '/from/env' }).stateDir).toBe('/from/env');
     expect(resolveTarget({ stateDir: '/opt' }, { AEP_STATE_DIR: '/from/env' }).stateDir).toBe('/opt');
     expect(() => resolveTarget({ stateDir: '/s' }, { AEP_PORT: '0' })).toThrow(/AEP_PORT/);
@@ -84,7 +109,10 @@ describe('the allowlist splice', () => {
   const CMD = '/usr/bin/node /s/shim/0.1.0/hook.cjs';
   const layouts: [string, string | undefined][] = [
     ['missing', undefined],
-    ['Hermes layout (indent 2, sorted keys, no final newline)', '{\n  "approvals": [\n    {\n      "approved_at": "2026-01-01T00:00:00.123456Z",\n      "command": "/usr/local/bin/guard",\n      "event": "pre_tool_call",\n      "script_mtime_at_approval": null\n    }\n  ]\n}'],
+    [
+      'Hermes layout (indent 2, sorted keys, no final newline)',
+      '{\n  "approvals": [\n    {\n      "approved_at": "2026-01-01T00:00:00.123456Z",\n      "command": "/usr/local/bin/guard",\n      "event": "pre_tool_call",\n      "script_mtime_at_approval": null\n    }\n  ]\n}',
+    ],
     ['empty list, pretty', '{\n  "approvals": []\n}\n'],
     ['empty list with a space', '{"approvals": [ ]}'],
     ['compact with other keys', '{"approvals":[{"event":"x","command":"/bin/x"}],"zeta":{"k":[1,2]}}\n'],
@@ -102,7 +130,7 @@ describe('the allowlist splice', () => {
     else expect(back.text).toBe(text);
   });
 
-  it('a changed script mtime or command refreshes our approvals and keeps everyone else\'s', () => {
+  it("a changed script mtime or command refreshes our approvals and keeps everyone else's", () => {
     const start = '{"approvals": [{"event": "x", "command": "/bin/x"}]}';
     const once = addApprovals(start, CMD, 'a', 'm1');
     const again = addApprovals(once.text, CMD, 'b', 'm2');

@@ -54,7 +54,13 @@ describe('no field rides above the capture level its event declares', () => {
   it('at redacted, secrets in content are redacted and home paths scrubbed', () => {
     const policy: CapturePolicy = { ceiling: 'redacted', categories: {}, redact: { home: '/home/dev' }, agent: 'hermes' };
     const [ev] = emitAll(policy, [
-      { hook_event_name: 'pre_tool_call', tool_name: 'terminal', tool_input: { command: 'curl -H "Authorization: Bearer abcdef123456789" /home/dev/x', token: 'tok_live_123' }, session_id: 's', extra: { tool_call_id: 'c' } },
+      {
+        hook_event_name: 'pre_tool_call',
+        tool_name: 'terminal',
+        tool_input: { command: 'curl -H "Authorization: Bearer abcdef123456789" /home/dev/x', token: 'tok_live_123' },
+        session_id: 's',
+        extra: { tool_call_id: 'c' },
+      },
     ]);
     const text = JSON.stringify(ev!.data);
     expect(text).not.toContain('abcdef123456789');

@@ -26,7 +26,10 @@ const SETS = [
 const validate = aepValidator();
 
 function playIn(dir: string, file: string): { envelopes: any[]; events: AepEvent[]; dropped: number } {
-  const envelopes = readFileSync(path.join(dir, file), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
+  const envelopes = readFileSync(path.join(dir, file), 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l));
   const ulid = monotonicFactory();
   const policy = defaultPolicy({ home: '/home/user' });
   const stage = new IdentityStage({ epoch: 0, host: 'h', policy, newId: () => ulid() });
@@ -45,7 +48,9 @@ const bySession = (events: AepEvent[]) => {
 };
 
 describe.each(SETS)('recorded Hermes $version sessions', ({ version, dir }) => {
-  const scenarios = readdirSync(dir).filter((f) => f.endsWith('.jsonl')).sort();
+  const scenarios = readdirSync(dir)
+    .filter((f) => f.endsWith('.jsonl'))
+    .sort();
   const play = (file: string) => playIn(dir, file);
 
   it('has the recorded scenarios', () => {
@@ -85,7 +90,9 @@ describe.each(SETS)('recorded Hermes $version sessions', ({ version, dir }) => {
   });
 
   it('interactive clarify: picked choices are structural ids, the Other text is redacted-gated', () => {
-    const answers = play('tty-clarify.jsonl').events.filter((e) => e.type === 'attention.answered').map((e) => e.data.answer);
+    const answers = play('tty-clarify.jsonl')
+      .events.filter((e) => e.type === 'attention.answered')
+      .map((e) => e.data.answer);
     expect(answers).toEqual([{ values: { '1': '2' } }, { values: { '1': 'teal, please' } }, { values: { '1': 'Ada' } }]);
   });
 
@@ -137,9 +144,18 @@ describe.each(SETS)('recorded Hermes $version sessions', ({ version, dir }) => {
   it('every person-facing approval card closes with its own answer (0.19.0 reviews each by model first: no card)', () => {
     for (const f of ['tty-approval-once.jsonl', 'tty-approval-deny-new-exit.jsonl', 'tty-approval-timeout.jsonl']) {
       const ev = play(f).events;
-      expect(ev.filter((e) => e.type === 'attention.resolved' && e.data.resolution === 'dismissed'), f).toEqual([]);
-      expect(ev.filter((e) => e.type === 'attention.requested'), f).toHaveLength(1);
-      expect(ev.filter((e) => e.type === 'x.hermes.approval.review.requested'), f).toHaveLength(version === '0.19.0' ? 1 : 0);
+      expect(
+        ev.filter((e) => e.type === 'attention.resolved' && e.data.resolution === 'dismissed'),
+        f,
+      ).toEqual([]);
+      expect(
+        ev.filter((e) => e.type === 'attention.requested'),
+        f,
+      ).toHaveLength(1);
+      expect(
+        ev.filter((e) => e.type === 'x.hermes.approval.review.requested'),
+        f,
+      ).toHaveLength(version === '0.19.0' ? 1 : 0);
     }
   });
 

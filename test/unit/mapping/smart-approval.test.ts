@@ -15,7 +15,7 @@ import { streamViolations, type Ev } from '../../support/stream-invariants.js';
  */
 function session() {
   let n = 0;
-  const s = new IdentityStage({ epoch: 1, host: 'h', policy: defaultPolicy(), newId: () => `id${++n}`});
+  const s = new IdentityStage({ epoch: 1, host: 'h', policy: defaultPolicy(), newId: () => `id${++n}` });
   let tick = 0;
   const all: AepEvent[] = [];
   const feed = (hook: string, session: string, extra: Record<string, unknown> = {}, over: Record<string, unknown> = {}): AepEvent[] => {
@@ -24,7 +24,15 @@ function session() {
     all.push(...out);
     return out;
   };
-  const approval = { command: 'rm -rf /tmp/x', description: 'delete in root path', pattern_key: 'delete in root path', pattern_keys: ['delete in root path'], session_key: 'S', turn_id: 'S:t:1', tool_call_id: 'c1' };
+  const approval = {
+    command: 'rm -rf /tmp/x',
+    description: 'delete in root path',
+    pattern_key: 'delete in root path',
+    pattern_keys: ['delete in root path'],
+    session_key: 'S',
+    turn_id: 'S:t:1',
+    tool_call_id: 'c1',
+  };
   feed('on_session_start', 'S');
   feed('pre_llm_call', 'S', { turn_id: 'S:t:1' });
   const [requested] = feed('pre_tool_call', 'S', { turn_id: 'S:t:1', tool_call_id: 'c1' }, { tool_name: 'terminal', tool_input: { command: 'rm -rf /tmp/x' } });

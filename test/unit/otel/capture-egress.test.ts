@@ -10,7 +10,13 @@ const secretText = `deploy with AKIAIOSFODNN7EXAMPLE and ghp_AbCdEfGhIjKlMnOpQrS
 
 function withSecrets(envs: readonly Envelope[]): Envelope[] {
   const swap = (v: unknown): unknown =>
-    typeof v === 'string' ? v.split(MARKER).join(secretText) : Array.isArray(v) ? v.map(swap) : v && typeof v === 'object' ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, swap(x)])) : v;
+    typeof v === 'string'
+      ? v.split(MARKER).join(secretText)
+      : Array.isArray(v)
+        ? v.map(swap)
+        : v && typeof v === 'object'
+          ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, swap(x)]))
+          : v;
   return envs.map((e) => swap(e) as Envelope);
 }
 

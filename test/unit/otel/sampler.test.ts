@@ -31,7 +31,12 @@ describe('the sampler decides as the OpenTelemetry SDK does (without loading it 
   });
 
   it('at the edges: ratio 0 and 1, the all-zero id, upper-case hex', () => {
-    for (const id of ['00000000000000000000000000000000', 'ffffffffffffffffffffffffffffffff', 'FFFFFFFF00000000FFFFFFFF00000001', '0af7651916cd43dd8448eb211c80319c']) {
+    for (const id of [
+      '00000000000000000000000000000000',
+      'ffffffffffffffffffffffffffffffff',
+      'FFFFFFFF00000000FFFFFFFF00000001',
+      '0af7651916cd43dd8448eb211c80319c',
+    ]) {
       for (const r of [0, 1, 0.5]) {
         expect(samplerFromEnv({ OTEL_TRACES_SAMPLER: 'traceidratio', OTEL_TRACES_SAMPLER_ARG: String(r) })(id)).toBe(sdk(new TraceIdRatioBasedSampler(r))(id));
       }

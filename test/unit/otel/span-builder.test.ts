@@ -93,7 +93,11 @@ describe('span builder', () => {
     b.accept(ev('run.started', { t: 0, run: 'r1' }));
     b.accept(ev('tool.failed', { t: 1, run: 'r1', data: {} }));
     const [run] = b.accept(ev('run.finished', { t: 2, run: 'r1' })).finished;
-    expect([run!.status.code, run!.attributes['error.type'], run!.events.map((e) => e.name)]).toEqual(['unset', undefined, ['run.started', 'tool.failed', 'run.finished']]);
+    expect([run!.status.code, run!.attributes['error.type'], run!.events.map((e) => e.name)]).toEqual([
+      'unset',
+      undefined,
+      ['run.started', 'tool.failed', 'run.finished'],
+    ]);
   });
 
   it('a terminal whose start was never seen still yields one span, flagged start-unknown', () => {
@@ -150,7 +154,9 @@ describe('cause links across units', () => {
     const answer = ev('attention.answered', { t: 3, run: 'r1', subject: card.id, data: { answer: { option: 'deny' } } });
     b.accept(answer);
     const cardSpan = b.accept(ev('attention.resolved', { t: 4, run: 'r1', subject: card.id, cause: answer.id, data: { resolution: 'answered' } })).finished[0]!;
-    const [toolSpan] = b.accept(ev('tool.denied', { t: 5, run: 'r1', cause: answer.id, data: { tool: { name: 'terminal', call_id: 'c1' }, by: 'policy' } })).finished;
+    const [toolSpan] = b.accept(
+      ev('tool.denied', { t: 5, run: 'r1', cause: answer.id, data: { tool: { name: 'terminal', call_id: 'c1' }, by: 'policy' } }),
+    ).finished;
     expect(toolSpan!.links).toEqual([
       { traceId: cardSpan.traceId, spanId: cardSpan.spanId, sampled: true, attributes: { 'aep.link.type': 'cause', 'aep.cause_event_id': answer.id } },
     ]);

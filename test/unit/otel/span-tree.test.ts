@@ -113,7 +113,8 @@ describe('the span tree of the scripted session (in-memory exporter)', () => {
       expect(s.kind).toBe(SpanKind.INTERNAL);
       expect(ms(s.startTime)).toBe(Date.parse(first.time));
       // a unit ends at its terminal; one closed by the session's end, at that end
-      const end = s.attributes['aep.incomplete.reason'] === 'session_ended' ? events.find((e) => e.type === 'session.ended' && e.session === first.session)! : last;
+      const end =
+        s.attributes['aep.incomplete.reason'] === 'session_ended' ? events.find((e) => e.type === 'session.ended' && e.session === first.session)! : last;
       expect(ms(s.endTime)).toBe(Date.parse(end.time));
     }
   });

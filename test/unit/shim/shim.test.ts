@@ -70,10 +70,13 @@ describe('the shim fails open and prints exactly one JSON object', () => {
     expect(JSON.parse(r.stdout)).toEqual({ got: Buffer.byteLength(body) });
   });
 
-  it.each(['localhost:8393/hook', 'https://127.0.0.1:9/hook', 'file:///etc/passwd', 'not a url'])('an unusable AEP_HOOK_URL (%s) → {} at once, exit 0', async (u) => {
-    const r = await runShim('{"hook_event_name":"x"}', { AEP_HOOK_URL: u, AEP_SHIM_TIMEOUT_MS: '60000' });
-    expect([r.code, r.stdout, r.stderr]).toEqual([0, '{}', '']);
-  });
+  it.each(['localhost:8393/hook', 'https://127.0.0.1:9/hook', 'file:///etc/passwd', 'not a url'])(
+    'an unusable AEP_HOOK_URL (%s) → {} at once, exit 0',
+    async (u) => {
+      const r = await runShim('{"hook_event_name":"x"}', { AEP_HOOK_URL: u, AEP_SHIM_TIMEOUT_MS: '60000' });
+      expect([r.code, r.stdout, r.stderr]).toEqual([0, '{}', '']);
+    },
+  );
 
   it.each(['garbage', 'array', 'error'] as const)('daemon answering %s → {} (gate on or off)', async (m) => {
     mode = m;
@@ -115,7 +118,12 @@ describe('the shim fails open and prints exactly one JSON object', () => {
     expect([r.code, r.stdout]).toEqual([0, '{"context":"hello"}']);
     const loaded = readFileSync(rec, 'utf8').split('\n').filter(Boolean);
     expect(loaded.filter((u) => /node_modules|fastify|zod|opentelemetry/.test(u))).toEqual([]);
-    expect(loaded.filter((u) => u.startsWith('file:')).map((u) => path.basename(u)).sort()).toEqual(['cli.js', 'hook.cjs']);
+    expect(
+      loaded
+        .filter((u) => u.startsWith('file:'))
+        .map((u) => path.basename(u))
+        .sort(),
+    ).toEqual(['cli.js', 'hook.cjs']);
   });
 });
 

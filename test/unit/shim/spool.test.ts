@@ -60,7 +60,9 @@ const KEY = /^\d{15}-\d{20}-\d+-[a-z0-9]+\.hook$/;
 
 const hooks = (stateDir: string) => {
   try {
-    return readdirSync(path.join(stateDir, 'spool')).filter((f) => f.endsWith('.hook')).sort();
+    return readdirSync(path.join(stateDir, 'spool'))
+      .filter((f) => f.endsWith('.hook'))
+      .sort();
   } catch {
     return [];
   }
@@ -85,7 +87,12 @@ describe('the shim spools a hook the daemon provably did not take', () => {
     expect(f).toMatch(KEY);
     const { header, body } = read(state, f!);
     expect(body.toString('utf8')).toBe(ENVELOPE);
-    expect(header).toEqual({ spool: 1, arrival: new Date(header.arrival_ms as number).toISOString(), arrival_ms: header.arrival_ms, bytes: Buffer.byteLength(ENVELOPE) });
+    expect(header).toEqual({
+      spool: 1,
+      arrival: new Date(header.arrival_ms as number).toISOString(),
+      arrival_ms: header.arrival_ms,
+      bytes: Buffer.byteLength(ENVELOPE),
+    });
     expect(header.arrival_ms).toBeGreaterThanOrEqual(t0);
     expect(header.arrival_ms).toBeLessThanOrEqual(t1);
     // the name starts with the zero-padded arrival ms: lexical order is arrival order
@@ -150,7 +157,9 @@ describe('the shim spools a hook the daemon provably did not take', () => {
 
   it('a 57 MB pre_llm_call is spooled whole (one write from the buffer stdin was read into)', async () => {
     const state = path.join(tempDir(), 'state');
-    const body = Buffer.from(JSON.stringify({ hook_event_name: 'pre_llm_call', session_id: 's1', extra: { conversation_history: ['z'.repeat(57 * 1024 * 1024)] } }));
+    const body = Buffer.from(
+      JSON.stringify({ hook_event_name: 'pre_llm_call', session_id: 's1', extra: { conversation_history: ['z'.repeat(57 * 1024 * 1024)] } }),
+    );
     const r = await runShim(body, { AEP_HOOK_URL: REFUSED, AEP_STATE_DIR: state });
     expect(r.stdout).toBe('{}');
     const [f] = hooks(state);

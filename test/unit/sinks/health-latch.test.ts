@@ -5,7 +5,10 @@ import { waitFor } from '../../support/processes.js';
 
 function setup(windowMs: number) {
   const lines: ({ level: string; msg: string } & LogFields)[] = [];
-  const at = (level: string) => (msg: string, f: LogFields = {}) => void lines.push({ level, msg, ...f });
+  const at =
+    (level: string) =>
+    (msg: string, f: LogFields = {}) =>
+      void lines.push({ level, msg, ...f });
   const log: Logger = { info: at('info'), warn: at('warn'), error: at('error'), debug() {} };
   let t = 1_000_000;
   const latch = new HealthLatch('log', log, { failing: 'down', recovered: 'up' }, windowMs, () => t);

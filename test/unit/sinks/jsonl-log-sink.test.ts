@@ -11,14 +11,34 @@ import { tempDir, waitFor } from '../../support/processes.js';
 
 let n = 0;
 const ev = (session: string, pad = 0): AepEvent =>
-  ({ aep: '0.1', id: `e${n++}`, type: 'x.test', time: '2026-01-01T00:00:00.000Z', source: 's', agent: 'hermes', session, seq: n, epoch: 0, severity: 'info', capture: 'metadata', data: { pad: 'p'.repeat(pad) } }) as AepEvent;
+  ({
+    aep: '0.1',
+    id: `e${n++}`,
+    type: 'x.test',
+    time: '2026-01-01T00:00:00.000Z',
+    source: 's',
+    agent: 'hermes',
+    session,
+    seq: n,
+    epoch: 0,
+    severity: 'info',
+    capture: 'metadata',
+    data: { pad: 'p'.repeat(pad) },
+  }) as AepEvent;
 
 const read = (root: string, session: string) => readFileSync(path.join(root, 'hermes', `${session}.jsonl`), 'utf8');
-const ids = (text: string) => text.split('\n').filter(Boolean).map((l) => (JSON.parse(l) as { id: string }).id);
+const ids = (text: string) =>
+  text
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => (JSON.parse(l) as { id: string }).id);
 
 function recordingLog() {
   const lines: ({ level: string; msg: string } & LogFields)[] = [];
-  const at = (level: string) => (msg: string, f: LogFields = {}) => void lines.push({ level, msg, ...f });
+  const at =
+    (level: string) =>
+    (msg: string, f: LogFields = {}) =>
+      void lines.push({ level, msg, ...f });
   const log: Logger = { info: at('info'), warn: at('warn'), error: at('error'), debug() {} };
   return { log, lines };
 }
@@ -235,7 +255,10 @@ describe('JSONL log sink: a full or failing disk', () => {
   it('property: whatever the disk does, every file is whole lines and holds exactly the hooks finally written, in order', async () => {
     const step = fc.record({
       budget: fc.oneof(fc.constant(Number.POSITIVE_INFINITY), fc.integer({ min: 0, max: 3000 })),
-      hooks: fc.array(fc.record({ session: fc.constantFrom('a', 'b'), events: fc.integer({ min: 1, max: 3 }), pad: fc.integer({ min: 0, max: 400 }) }), { minLength: 1, maxLength: 12 }),
+      hooks: fc.array(fc.record({ session: fc.constantFrom('a', 'b'), events: fc.integer({ min: 1, max: 3 }), pad: fc.integer({ min: 0, max: 400 }) }), {
+        minLength: 1,
+        maxLength: 12,
+      }),
     });
     await fc.assert(
       fc.asyncProperty(fc.array(step, { minLength: 1, maxLength: 8 }), fc.boolean(), async (steps, probe) => {
@@ -256,7 +279,10 @@ describe('JSONL log sink: a full or failing disk', () => {
           });
         }
         await sink.shutdown();
-        const expected = new Map<string, string[]>([['a', []], ['b', []]]);
+        const expected = new Map<string, string[]>([
+          ['a', []],
+          ['b', []],
+        ]);
         for (const { events, out } of sent) {
           const final = out.final ? await out.final : { written: out.written, lost: out.lost };
           expect([0, events.length]).toContain(final.written);

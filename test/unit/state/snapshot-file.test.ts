@@ -11,22 +11,24 @@ const line = (id: string, extra: Record<string, unknown> = {}) => `${JSON.string
 describe('snapshot file', () => {
   it('round-trips cursors, mirror state and lanes, whatever the session ids hold', async () => {
     await fc.assert(
-      fc.asyncProperty(
-        fc.uniqueArray(fc.string({ unit: 'binary', minLength: 1, maxLength: 40 }), { maxLength: 20 }),
-        fc.boolean(),
-        async (sessions, ended) => {
-          const file = path.join(tempDir(), 'snapshot');
-          const lanes = sessions.map((s) => ({ session: s, ended, dormant: JSON.stringify({ session: s, note: 'tab\there "q" \\ \n' }) }));
-          const cursors = new Map([['a.jsonl', { offset: 10, ino: 7, mtimeMs: 1.5 }]]);
-          const mirror = { any: ['json', 1, null] };
-          await writeSnapshot(file, { daemon: 'v', written_at: 't', reason: 'test', epoch: 3, log_dir: '/l', mirror: 'm', spool_keys: ['0001-k'] }, cursors, [JSON.stringify(mirror)], lanes);
-          const back = readSnapshot(file)!;
-          expect(back.lanes.map((l) => ({ ...l, dormant: Buffer.from(l.dormant).toString('utf8') }))).toEqual(lanes);
-          expect(back.cursors).toEqual(cursors);
-          expect(JSON.parse(back.mirror!.toString('utf8'))).toEqual(mirror);
-          expect(back.header).toMatchObject({ version: 2, epoch: 3, spool_keys: ['0001-k'], lanes: lanes.length, files: 1 });
-        },
-      ),
+      fc.asyncProperty(fc.uniqueArray(fc.string({ unit: 'binary', minLength: 1, maxLength: 40 }), { maxLength: 20 }), fc.boolean(), async (sessions, ended) => {
+        const file = path.join(tempDir(), 'snapshot');
+        const lanes = sessions.map((s) => ({ session: s, ended, dormant: JSON.stringify({ session: s, note: 'tab\there "q" \\ \n' }) }));
+        const cursors = new Map([['a.jsonl', { offset: 10, ino: 7, mtimeMs: 1.5 }]]);
+        const mirror = { any: ['json', 1, null] };
+        await writeSnapshot(
+          file,
+          { daemon: 'v', written_at: 't', reason: 'test', epoch: 3, log_dir: '/l', mirror: 'm', spool_keys: ['0001-k'] },
+          cursors,
+          [JSON.stringify(mirror)],
+          lanes,
+        );
+        const back = readSnapshot(file)!;
+        expect(back.lanes.map((l) => ({ ...l, dormant: Buffer.from(l.dormant).toString('utf8') }))).toEqual(lanes);
+        expect(back.cursors).toEqual(cursors);
+        expect(JSON.parse(back.mirror!.toString('utf8'))).toEqual(mirror);
+        expect(back.header).toMatchObject({ version: 2, epoch: 3, spool_keys: ['0001-k'], lanes: lanes.length, files: 1 });
+      }),
       { numRuns: 60 },
     );
   });
@@ -36,7 +38,13 @@ describe('snapshot file', () => {
     expect(readSnapshot(path.join(dir, 'none'))).toBeUndefined();
     const file = path.join(dir, 'snapshot');
     const lanes = [{ session: 's1', ended: false, dormant: '{"session":"s1"}' }];
-    await writeSnapshot(file, { daemon: 'v', written_at: 't', reason: 'r', epoch: 0, log_dir: '/l', mirror: null, spool_keys: [] }, new Map([['s1.jsonl', { offset: 1, ino: 2, mtimeMs: 3 }]]), null, lanes);
+    await writeSnapshot(
+      file,
+      { daemon: 'v', written_at: 't', reason: 'r', epoch: 0, log_dir: '/l', mirror: null, spool_keys: [] },
+      new Map([['s1.jsonl', { offset: 1, ino: 2, mtimeMs: 3 }]]),
+      null,
+      lanes,
+    );
     const good = readFileSync(file);
     expect(good.indexOf(10)).toBe(HEADER_SLOT - 1);
     // a byte changed anywhere that matters: the padding of the header may change to any other blank
@@ -57,7 +65,7 @@ describe('snapshot file', () => {
   });
 });
 
-describe('finding where a log\'s last captured event ends', () => {
+describe("finding where a log's last captured event ends", () => {
   it('finds the line, not a mention of the id in content, across chunk boundaries, and glued after a torn write', async () => {
     const dir = tempDir();
     const file = path.join(dir, 's.jsonl');

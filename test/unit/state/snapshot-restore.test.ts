@@ -166,7 +166,7 @@ describe('snapshot fallbacks', () => {
 });
 
 describe('snapshot saves', () => {
-  it('a save that cannot find a log\'s last event is abandoned; the previous snapshot stays and still restores right', async () => {
+  it("a save that cannot find a log's last event is abandoned; the previous snapshot stays and still restores right", async () => {
     const now = Date.now();
     const h = soakSchedule(10, now, 10 * 60_000, 60_000, 150);
     const root = tempDir();

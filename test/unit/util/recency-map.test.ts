@@ -67,7 +67,11 @@ describe('RecencyMap.load', () => {
           if (!only || only(k)) ref.set(k, i);
         });
         const m = new RecencyMap<number, number>(max);
-        m.load(keys, keys.map((_, i) => i), only);
+        m.load(
+          keys,
+          keys.map((_, i) => i),
+          only,
+        );
         expect([...m.entries()]).toEqual([...ref.entries()]);
       }),
       { numRuns: 300 },

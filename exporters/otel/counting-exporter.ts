@@ -1,5 +1,5 @@
 import type { ExportResult } from '@opentelemetry/core';
-import type { ReadableSpan, SpanExporter } from '@opentelemetry/sdk-trace-base';
+import type { ReadableSpan, SpanExporter } from '@opentelemetry/sdk-trace';
 import { errorCode } from '../../src/sinks/health-latch.js';
 
 /** `ExportResultCode.SUCCESS`, without loading @opentelemetry/core at start */

@@ -1,5 +1,5 @@
 import type { InstrumentationScope } from '@opentelemetry/core';
-import type { BatchSpanProcessor, ReadableSpan, SpanExporter } from '@opentelemetry/sdk-trace-base';
+import type { BatchSpanProcessor, ReadableSpan, SpanExporter } from '@opentelemetry/sdk-trace';
 import type { AepEvent } from '../../src/aep/event.js';
 import type { EventSink } from '../../src/sinks/sink.js';
 import { HealthLatch, type Degradation } from '../../src/sinks/health-latch.js';
@@ -101,14 +101,14 @@ export class OtelMirror implements EventSink {
   private exportSide(): Promise<NonNullable<OtelMirror['side']>> {
     return (this.loading ??= (async () => {
       const [{ BatchSpanProcessor }, { detectResources, envDetector, resourceFromAttributes }, { toReadableSpan }] = await Promise.all([
-        import('@opentelemetry/sdk-trace-base'),
+        import('@opentelemetry/sdk-trace'),
         import('@opentelemetry/resources'),
         import('./readable-span.js'),
       ]);
       const resource = resourceFromAttributes({ 'service.name': 'hermes-aep', 'service.version': this.opts.version }).merge(
         detectResources({ detectors: [envDetector] }),
       );
-      const processor = new BatchSpanProcessor(this.exporter, this.opts.config.batch);
+      const processor = new BatchSpanProcessor({ exporter: this.exporter, ...this.opts.config.batch });
       this.side = { processor, toReadable: (r) => toReadableSpan(r, resource, this.scope) };
       for (const r of this.early.splice(0)) processor.onEnd(this.side.toReadable(r));
       return this.side;

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { InMemorySpanExporter, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
+import { InMemorySpanExporter, type ReadableSpan } from '@opentelemetry/sdk-trace';
 import { OtelMirror } from '../../exporters/otel/otel-mirror.js';
 import { loadOtelConfig } from '../../exporters/otel/otel-config.js';
 import { samplerFromEnv } from '../../exporters/otel/sampler.js';

@@ -1,4 +1,4 @@
-import { InMemorySpanExporter, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
+import { InMemorySpanExporter, type ReadableSpan } from '@opentelemetry/sdk-trace';
 import { OtelMirror } from '../../exporters/otel/otel-mirror.js';
 import { loadOtelConfig } from '../../exporters/otel/otel-config.js';
 import { samplerFromEnv } from '../../exporters/otel/sampler.js';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
-import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
+import type { ReadableSpan } from '@opentelemetry/sdk-trace';
 import { mirroredDaemon, ms } from '../../support/otel-harness.js';
 import { scriptedSession } from '../../support/scripted-session.js';
 import type { AepEvent } from '../../../src/aep/event.js';

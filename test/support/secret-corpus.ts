@@ -228,6 +228,14 @@ export function plantedSecrets(): PlantedSecret[] {
   add('pipeline:url-credentials', (s) => `git clone https://oauth2:${s}@gitlab.internal/g/r.git`, r(24, ALNUM));
   add('pipeline:header', (s) => `curl -H 'x-api-key: ${s}' https://api.internal`, r(32, ALNUM));
 
+  // --- secretlint rules new in preset 13 (appended, so every earlier plant keeps its id and bytes)
+  add('secretlint:stripe', (s) => `STRIPE_API_KEY=${s} node billing.js`, j('rk', '_live_') + r(32, ALNUM));
+  add('secretlint:stripe', (s) => `stripe listen --api-key ${s}`, j('sk', '_test_') + r(99, ALNUM));
+  add('secretlint:cloudflare', (s) => `wrangler deploy # token ${s}`, j('cf', 'ut_') + r(40, ALNUM) + r(8, HEX));
+  add('secretlint:cloudflare', (s) => `{"cloudflare": "${s}"}`, j('cf', 'k_') + r(40, ALNUM) + r(8, HEX));
+  add('secretlint:tailscale', (s) => `tailscale up --auth-key=${s}`, j('tsk', 'ey-') + `auth-${r(12, ALNUM)}-${r(32, ALNUM)}`);
+  add('secretlint:tailscale', (s) => `TS_API_KEY=${s}`, j('tsk', 'ey-') + `api-${r(10, ALNUM)}-${r(40, ALNUM + '_')}`);
+
   return out.map((p, i) => {
     const id = `k${String(i + 1).padStart(2, '0')}`;
     return { ...p, id, line: p.standalone === true ? p.line.replace('{KEY_ID}', id) : `${id} ${p.line}` };

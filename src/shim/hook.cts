@@ -1,11 +1,9 @@
-// The hook shim: Hermes runs it once per hook firing. It must start fast and
-// can never fail the agent, so it imports only node:http and node:fs (node:os
-// only when HOME is unset) and answers `{}` on every failure path. stdout
-// carries exactly one JSON object; nothing else. A hook the daemon provably
-// did not take (down, starting, closing) is written to the spool for the
-// daemon to ingest when it is back. CommonJS on purpose: run directly (`node hook.cjs`, what
-// `install` registers) it skips the ESM loader, a measurable part of a Node
-// start on every hook firing; `hermes-aep hook` loads the same file.
+// The hook shim: Hermes runs it once per hook firing, with whatever `node` is on its PATH (older releases than
+// the engines floor included: test/unit/shim/old-node.test.ts). It must start fast and never fail the agent: it
+// imports only node:http and node:fs (node:os only when HOME is unset), answers `{}` on every failure path, and
+// stdout carries exactly one JSON object. A hook the daemon provably did not take (down, starting, closing) goes
+// to the spool for the daemon to ingest when it is back. One CommonJS file on purpose: `install` copies this file
+// alone, and run directly (`node hook.cjs`) it skips the ESM loader; `hermes-aep hook` loads the same file.
 import { request, type IncomingMessage, type RequestOptions } from 'node:http';
 import { appendFileSync, closeSync, mkdirSync, openSync, readFileSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs';
 
@@ -17,13 +15,8 @@ const TOKEN_FILE = 'hook-token';
 /** Where the envelope goes: the daemon's private Unix socket, or (compose) its TCP /hook URL with the token. */
 export type Target = { readonly socket: string } | { readonly url: URL; readonly token: string | undefined };
 
-interface ShimArgs {
-  socket?: string;
-  url?: string;
-  stateDir?: string;
-  /** which of --socket / --url came last (it wins when both are given) */
-  last?: 'socket' | 'url';
-}
+/** `--state-dir DIR`, and the last of `--socket PATH` / `--url URL` (it wins when both are given). */
+type ShimArgs = { stateDir?: string; conn?: { readonly socket: string } | { readonly url: string } };
 
 /** `--socket PATH`, `--url URL`, `--state-dir DIR` (or `--name=value`); anything else is ignored. */
 function parseArgs(argv: readonly string[]): ShimArgs {
@@ -36,23 +29,18 @@ function parseArgs(argv: readonly string[]): ShimArgs {
     const value = eq > 0 ? a.slice(eq + 1) : argv[++i];
     if (!value) continue;
     if (name === '--state-dir') out.stateDir = value;
-    else {
-      out[name === '--socket' ? 'socket' : 'url'] = value;
-      out.last = name === '--socket' ? 'socket' : 'url';
-    }
+    else out.conn = name === '--socket' ? { socket: value } : { url: value };
   }
   return out;
 }
 
-/** The default state dir, `~/.aep/state/hermes-aep` (HOME first: no node:os on the hot path). */
-function defaultStateDir(): string {
-  const home = process.env.HOME || (require('node:os') as typeof import('node:os')).homedir();
-  return `${home}/.aep/state/hermes-aep`;
-}
-
-/** The state dir: argv `--state-dir`, then AEP_STATE_DIR, then the default (empty values read as unset, as the daemon reads them). */
+/**
+ * The state dir: argv `--state-dir`, then AEP_STATE_DIR (empty reads as unset, as the daemon reads it), then
+ * `~/.aep/state/hermes-aep` (HOME first: no node:os on the hot path).
+ */
 export function shimStateDir(argv: readonly string[], env: NodeJS.ProcessEnv): string {
-  return parseArgs(argv).stateDir || env.AEP_STATE_DIR || defaultStateDir();
+  const dir = parseArgs(argv).stateDir || env.AEP_STATE_DIR;
+  return dir || `${process.env.HOME || (require('node:os') as typeof import('node:os')).homedir()}/.aep/state/hermes-aep`;
 }
 
 /** A /hook URL over plain http, with the token read from its file (absent or malformed → sent without). */
@@ -64,30 +52,24 @@ function urlTarget(raw: string, tokenFile: string): Target | undefined {
     return undefined;
   }
   if (url.protocol !== 'http:') return undefined;
-  let token: string | undefined;
   try {
-    const t = readFileSync(tokenFile, 'utf8').trim();
-    if (/^[0-9a-f]{64}$/.test(t)) token = t;
+    return { url, token: /^[0-9a-f]{64}$/.exec(readFileSync(tokenFile, 'utf8').trim())?.[0] };
   } catch {
-    token = undefined;
+    return { url, token: undefined };
   }
-  return { url, token };
 }
 
 /**
- * The daemon's address: argv first (`--socket PATH`, `--url URL`, then the
- * socket under `--state-dir DIR`), then the environment (`AEP_SOCKET`,
- * `AEP_HOOK_URL`, the legacy `AEP_HOST`/`AEP_PORT`, then the socket under
- * `AEP_STATE_DIR`), then the socket under the default state dir. A URL must
- * be plain http; its token comes from `{state dir}/hook-token` (or
- * `AEP_TOKEN_FILE`) and is sent over TCP only.
+ * The daemon's address: argv first (`--socket PATH`, `--url URL`, then the socket under `--state-dir DIR`), then the
+ * environment (`AEP_SOCKET`, `AEP_HOOK_URL`, the legacy `AEP_HOST`/`AEP_PORT`, then the socket under
+ * `AEP_STATE_DIR`), then the socket under the default state dir. A URL must be plain http; its token comes from
+ * `{state dir}/hook-token` (or `AEP_TOKEN_FILE`) and is sent over TCP only.
  */
 export function resolveTarget(argv: readonly string[], env: NodeJS.ProcessEnv): Target | undefined {
   const args = parseArgs(argv);
   const stateDir = shimStateDir(argv, env);
   const tokenFile = args.stateDir ? `${args.stateDir}/${TOKEN_FILE}` : env.AEP_TOKEN_FILE || `${stateDir}/${TOKEN_FILE}`;
-  if (args.last === 'socket') return { socket: args.socket! };
-  if (args.last === 'url') return urlTarget(args.url!, tokenFile);
+  if (args.conn) return 'socket' in args.conn ? args.conn : urlTarget(args.conn.url, tokenFile);
   if (args.stateDir) return { socket: `${args.stateDir}/${SOCKET_FILE}` };
   if (env.AEP_SOCKET && env.AEP_SOCKET !== 'off') return { socket: env.AEP_SOCKET };
   if (env.AEP_HOOK_URL) return urlTarget(env.AEP_HOOK_URL, tokenFile);
@@ -100,10 +82,9 @@ export function resolveTarget(argv: readonly string[], env: NodeJS.ProcessEnv): 
 }
 
 /**
- * Observe-only unless the operator gate is switched on (AEP_HERMES_CONTROL,
- * inherited from the environment Hermes runs in): then, and only then, a
- * daemon reply can reach Hermes. Gated off, whatever answers on the port,
- * the shim prints `{}`: no block, no context, ever.
+ * Observe-only unless the operator gate is switched on (AEP_HERMES_CONTROL, inherited from the environment Hermes
+ * runs in): then, and only then, a daemon reply can reach Hermes. Gated off, whatever answers on the port, the shim
+ * prints `{}`: no block, no context, ever.
  */
 function gateOn(): boolean {
   return /^(1|true|yes|on)$/i.test(process.env.AEP_HERMES_CONTROL ?? '');
@@ -114,22 +95,15 @@ function timeoutMs(): number {
   return Number.isFinite(n) && n > 0 ? n : DEFAULT_TIMEOUT_MS;
 }
 
-/** stdin in one synchronous read (Hermes writes it to a pipe and closes it); streams only as a fallback. */
+/** stdin in one synchronous read (Hermes writes it to a pipe and closes it); streamed only as a fallback. */
 function readStdin(): Promise<Buffer> {
   try {
     return Promise.resolve(readFileSync(0));
   } catch {
-    return readStdinStream();
-  }
-}
-
-function readStdinStream(): Promise<Buffer> {
-  return new Promise((resolve) => {
     const chunks: Buffer[] = [];
     process.stdin.on('data', (c: Buffer) => chunks.push(c));
-    process.stdin.on('end', () => resolve(Buffer.concat(chunks)));
-    process.stdin.on('error', () => resolve(Buffer.concat(chunks)));
-  });
+    return new Promise((resolve) => ['end', 'error'].forEach((e) => process.stdin.on(e, () => resolve(Buffer.concat(chunks)))));
+  }
 }
 
 /** A reply is passed on only when it is exactly one JSON object. */
@@ -143,12 +117,10 @@ function validReply(text: string): string {
 }
 
 /**
- * How one delivery ended. `delivered`: the daemon answered 200 (`reply` is
- * its body when that is one JSON object, else `{}`); `refused`: it answered
- * another status (4xx: it will never take this body; 5xx: it could not now);
- * `unreachable`: no connection, or it broke before an answer; `timeout`: no
- * answer within the deadline (the daemon may still have the hook). `sent`:
- * the whole request had been handed to the OS.
+ * How one delivery ended. `delivered`: the daemon answered 200 (`reply` is its body when that is one JSON object,
+ * else `{}`); `refused`: it answered another status (4xx: it will never take this body; 5xx: it could not now);
+ * `unreachable`: no connection, or it broke before an answer; `timeout`: no answer within the deadline (the daemon
+ * may still have the hook). `sent`: the whole request had been handed to the OS.
  */
 export type Outcome =
   | { readonly kind: 'delivered'; readonly reply: string }
@@ -157,12 +129,10 @@ export type Outcome =
   | { readonly kind: 'timeout'; readonly sent: boolean };
 
 /**
- * The daemon provably did not take the hook, so the spool may: it answered
- * 5xx (not processed: starting, draining its spool, closing, its log
- * failing), or the request never fully reached the OS. A 4xx refuses the hook
- * itself; a timeout or reset AFTER the whole request was handed over is
- * ambiguous (it may have been processed): neither is spooled, so a hook is
- * never recorded twice.
+ * The daemon provably did not take the hook, so the spool may: it answered 5xx (not processed: starting, draining its
+ * spool, closing, its log failing), or the request never fully reached the OS. A 4xx refuses the hook itself; a
+ * timeout or reset AFTER the whole request was handed over is ambiguous (it may have been processed): neither is
+ * spooled, so a hook is never recorded twice.
  */
 export function shouldSpool(o: Outcome): boolean {
   if (o.kind === 'refused') return o.status >= 500;
@@ -174,25 +144,17 @@ const MAX_REPLY_BYTES = 1_048_576;
 /** POST the envelope to the daemon once, within `ms`; never throws. */
 export function deliver(body: Buffer, target: Target, ms: number): Promise<Outcome> {
   return new Promise((resolve) => {
-    let settled = false;
     let sent = false;
     let timer: NodeJS.Timeout | undefined;
+    // the first outcome wins (a promise settles once)
     const done = (o: Outcome) => {
-      if (settled) return;
-      settled = true;
-      if (timer) clearTimeout(timer);
+      clearTimeout(timer);
       resolve(o);
     };
     const headers: Record<string, string | number> = { 'content-type': 'application/json', 'content-length': body.length };
-    let url: URL | undefined;
-    let options: RequestOptions;
-    if ('socket' in target) options = { socketPath: target.socket, path: '/hook', headers: { ...headers, host: 'localhost' } };
-    else {
-      // the token goes over TCP only, and only to the URL it was configured for
-      if (target.token) headers.authorization = `Bearer ${target.token}`;
-      url = target.url;
-      options = { headers };
-    }
+    // the token goes over TCP only, and only to the URL it was configured for
+    if ('url' in target && target.token) headers.authorization = `Bearer ${target.token}`;
+    const opts: RequestOptions = { method: 'POST', agent: false, headers };
     const onResponse = (res: IncomingMessage) => {
       if ((res.statusCode ?? 0) >= 500) {
         // not processed: stop sending (a 503 can come before the body is read)
@@ -208,17 +170,16 @@ export function deliver(body: Buffer, target: Target, ms: number): Promise<Outco
           done({ kind: 'delivered', reply: EMPTY });
         } else chunks.push(c);
       });
-      res.on('end', () =>
-        done(
-          res.statusCode === 200
-            ? { kind: 'delivered', reply: validReply(Buffer.concat(chunks).toString('utf8')) }
-            : { kind: 'refused', status: res.statusCode ?? 0 },
-        ),
-      );
+      res.on('end', () => {
+        const reply = validReply(Buffer.concat(chunks).toString('utf8'));
+        done(res.statusCode === 200 ? { kind: 'delivered', reply } : { kind: 'refused', status: res.statusCode ?? 0 });
+      });
       res.on('error', () => done({ kind: 'unreachable', sent }));
     };
-    const opts: RequestOptions = { ...options, method: 'POST', agent: false };
-    const req = url ? request(url, opts, onResponse) : request(opts, onResponse);
+    const req =
+      'url' in target
+        ? request(target.url, opts, onResponse)
+        : request({ ...opts, socketPath: target.socket, path: '/hook', headers: { ...headers, host: 'localhost' } }, onResponse);
     req.on('finish', () => (sent = true));
     req.on('error', () => done({ kind: 'unreachable', sent }));
     timer = setTimeout(() => {
@@ -228,9 +189,6 @@ export function deliver(body: Buffer, target: Target, ms: number): Promise<Outco
     req.end(body);
   });
 }
-
-const DEFAULT_SPOOL_MAX_BYTES = 256 * 1024 * 1024;
-const DEFAULT_SPOOL_MAX_FILES = 100_000;
 
 function limit(v: string | undefined, dflt: number): number {
   const n = v === undefined || v === '' ? NaN : Number(v);
@@ -244,14 +202,12 @@ function writeAll(fd: number, buf: Buffer): void {
 }
 
 /**
- * Spool one hook the daemon could not take: `{stateDir}/spool/<key>.hook`,
- * key = zero-padded arrival ms, monotonic ns, pid, random (lexical order =
- * arrival order), written as `.<key>.tmp` and renamed, so the daemon only
- * ever sees whole files. Content: one JSON header line (arrival, byte count),
- * then the envelope bytes as Hermes wrote them. The cap is checked in O(1):
- * the ledgers `in.files`/`in.kib` (appended by shims) and `out.files`/`out.kib`
- * (appended by the daemon) count by their SIZE; a hook over the cap is dropped
- * and counted as one byte appended to `dropped`. Never throws.
+ * Spool one hook the daemon could not take: `{stateDir}/spool/<key>.hook`, key = zero-padded arrival ms, monotonic
+ * ns, pid, random (lexical order = arrival order), written as `.<key>.tmp` and renamed, so the daemon only ever sees
+ * whole files. Content: one JSON header line (arrival, byte count), then the envelope bytes as Hermes wrote them. The
+ * cap is checked in O(1): the ledgers `in.files`/`in.kib` (appended by shims) and `out.files`/`out.kib` (appended by
+ * the daemon) count by their SIZE; a hook over the cap is dropped and counted as one byte appended to `dropped`.
+ * Never throws.
  */
 function spoolEnvelope(stateDir: string, body: Buffer, arrivalMs: number, arrivalNs: bigint): void {
   let dir = '';
@@ -263,25 +219,15 @@ function spoolEnvelope(stateDir: string, body: Buffer, arrivalMs: number, arriva
     kib = Math.ceil((header.length + body.length) / 1024);
     const files = Math.max(0, sizeOf(`${dir}/in.files`) - sizeOf(`${dir}/out.files`));
     const used = Math.max(0, sizeOf(`${dir}/in.kib`) - sizeOf(`${dir}/out.kib`));
-    if (
-      files + 1 > limit(process.env.AEP_SPOOL_MAX_FILES, DEFAULT_SPOOL_MAX_FILES) ||
-      (used + kib) * 1024 > limit(process.env.AEP_SPOOL_MAX_BYTES, DEFAULT_SPOOL_MAX_BYTES)
-    ) {
-      return countDrop(dir);
-    }
+    const maxFiles = limit(process.env.AEP_SPOOL_MAX_FILES, 100_000);
+    const maxBytes = limit(process.env.AEP_SPOOL_MAX_BYTES, 256 * 1024 * 1024);
+    if (files + 1 > maxFiles || (used + kib) * 1024 > maxBytes) return countDrop(dir);
     const key = `${String(arrivalMs).padStart(15, '0')}-${arrivalNs.toString().padStart(20, '0')}-${process.pid}-${Math.random().toString(36).slice(2, 10)}`;
     tmp = `${dir}/.${key}.tmp`;
-    let fd: number;
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    const fd = openSync(tmp, 'wx', 0o600);
     try {
-      fd = openSync(tmp, 'wx', 0o600);
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-      mkdirSync(dir, { recursive: true, mode: 0o700 });
-      fd = openSync(tmp, 'wx', 0o600);
-    }
-    try {
-      writeAll(fd, header);
-      writeAll(fd, body);
+      for (const buf of [header, body]) writeAll(fd, buf);
     } finally {
       closeSync(fd);
     }

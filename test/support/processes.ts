@@ -147,15 +147,21 @@ let shimStateDir: string | undefined;
 /**
  * Run the real shim exactly as Hermes does with the installed command
  * (`node <dist>/src/shim/hook.cjs`): argv, stdin JSON, read stdout.
- * `via: 'cli'` runs the same shim as `hermes-aep hook` instead.
+ * `via: 'cli'` runs the same shim as `hermes-aep hook` instead; `node` picks another Node binary than the runner's.
  */
-export function runShim(input: string | Buffer, env: Record<string, string>, via: 'shim' | 'cli' = 'shim', args: readonly string[] = []): Promise<ShimResult> {
+export function runShim(
+  input: string | Buffer,
+  env: Record<string, string>,
+  via: 'shim' | 'cli' = 'shim',
+  args: readonly string[] = [],
+  node = process.execPath,
+): Promise<ShimResult> {
   return new Promise((resolve, reject) => {
     const t0 = performance.now();
     const argv = [...(via === 'shim' ? [SHIM] : [CLI, 'hook']), ...args];
     // a hook the shim cannot deliver is spooled under its state dir: a temp one unless the test names it
     shimStateDir ??= tempDir('hermes-aep-shim-state-');
-    const child = spawn(process.execPath, argv, { env: { ...process.env, AEP_STATE_DIR: shimStateDir, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(node, argv, { env: { ...process.env, AEP_STATE_DIR: shimStateDir, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
     let out = '';
     let err = '';
     child.stdout.on('data', (c: Buffer) => (out += c.toString('utf8')));

@@ -22,6 +22,9 @@ export default defineConfig({
           include: ['test/unit/**/*.test.ts', 'test/integration/**/*.test.ts'],
           env: isolatedHome,
           testTimeout: 30_000,
+          // setup that starts daemons (restart-mid-turn: two daemons, a kill, ~20 shim runs) takes ~8 s on an idle
+          // 2-core machine: the 10 s default fails it whenever the machine is shared
+          hookTimeout: 30_000,
         },
       },
       {

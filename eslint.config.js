@@ -54,6 +54,8 @@ export default defineConfig(
       // Off: `async` without `await` is used on purpose, to implement Promise-returning interfaces (Sink.flush) and
       // to turn a synchronous throw into a rejection. A missing await that matters is caught by no-floating-promises.
       '@typescript-eslint/require-await': 'off',
+      // Relaying a caught value (`catch (err) { reject(err) }`) passes on what was thrown, as a rethrow would.
+      '@typescript-eslint/prefer-promise-reject-errors': ['error', { allowThrowingUnknown: true }],
 
       // From strict-type-checked, where it pays (bug classes, few findings):
       // `'a' + maybeUndefined` writes "undefined" into a string.

@@ -77,10 +77,10 @@ function itemLines(l: Lines, item: Node): [number, number] {
 
 function oursIn(l: Lines, m: Marks, hooks: YAMLMap): OursInfo {
   const perPair: OursInfo['perPair'] = [];
-  for (const pair of hooks.items as Pair[]) {
+  for (const pair of hooks.items) {
     const ours: { item: YAMLMap; clean: boolean }[] = [];
     if (isSeq(pair.value)) {
-      const seq = pair.value as YAMLSeq;
+      const seq = pair.value;
       for (const item of seq.items) {
         if (!isOurItem(item)) continue;
         let clean = true;
@@ -151,7 +151,7 @@ export function removeHooks(text: string): ConfigEdit {
     const { perPair } = oursIn(l, m, h.map);
     let pairsLeft = 0;
     for (const { pair, event, ours } of perPair) {
-      const seq = isSeq(pair.value) ? (pair.value as YAMLSeq) : undefined;
+      const seq = isSeq(pair.value) ? pair.value : undefined;
       const remaining = seq ? seq.items.length - ours.length : isNull(pair.value) ? 0 : 1;
       if (ours.length > 0) changes.push(`hooks.${event ?? '?'}: remove ${ours.length} hermes-aep entr${ours.length === 1 ? 'y' : 'ies'}`);
       if (seq?.flow) deletes.push(...flowRemovals(seq));
@@ -292,7 +292,7 @@ function planInsert(text: string, entry: HookEntry, events: readonly string[], c
       throw new ConfigRefused('the empty mapping {} shares its line with other content');
     replace(a, b, hooksBlock(0));
   } else if (isMap(root)) {
-    if ((root.items as Pair[]).some((p) => keyName(p) === '<<') && !findPair(root, 'hooks')) {
+    if (root.items.some((p) => keyName(p) === '<<') && !findPair(root, 'hooks')) {
       const merged = doc.toJS({ maxAliasCount: -1 }) as Record<string, unknown> | null;
       if (merged && 'hooks' in merged)
         throw new ConfigRefused('hooks: comes into config.yaml through a merge key (<<: *...); install cannot add to it without overriding it');
@@ -347,7 +347,7 @@ interface Builders {
 }
 
 function planEvents(l: Lines, hooks: YAMLMap, plan: Plan, events: readonly string[], entry: HookEntry, b: Builders): void {
-  if ((hooks.items as Pair[]).some((p) => keyName(p) === '<<'))
+  if (hooks.items.some((p) => keyName(p) === '<<'))
     throw new ConfigRefused('hooks: uses a merge key (<<: *...); install cannot tell which events it already defines');
   const col = columnOf(l, range((hooks.items[0] as Pair).key)![0]);
   const end = lineStartAfter(l, contentEnd(hooks));

@@ -19,6 +19,10 @@ const downstreamPaths = {
   message:
     'The data flows one way (receive -> map -> identity -> stamp -> bus -> sinks): mapping and identity do no I/O wiring and import nothing downstream (src/daemon, src/sinks, src/transport, exporters/).',
 };
+const aepLeafPaths = {
+  regex: String.raw`^(\.\./)+(hermes|mapping|identity|state|daemon|sinks|transport|exporters)/`,
+  message: 'src/aep/ is the AEP vocabulary (lifecycle table, types, payloads) every stage reads: it imports no stage.',
+};
 
 // no-restricted-imports sees import/export declarations (`import type` included); these selectors close the two
 // other ways in: `await import('…')` and type queries like `import('…').T`.
@@ -95,7 +99,8 @@ export default defineConfig(
     rules: { '@typescript-eslint/no-require-imports': 'off' },
   },
 
-  // Boundaries: identity is Hermes-free (issue 9, item 1), and the pure stages import nothing downstream.
+  // Boundaries: identity is Hermes-free (issue 9, item 1), the pure stages import nothing downstream, and the AEP
+  // vocabulary in src/aep/ is a leaf (it may use src/capture/'s levels and src/util/, nothing of the data path).
   {
     files: ['src/identity/**'],
     rules: {
@@ -108,6 +113,13 @@ export default defineConfig(
     rules: {
       'no-restricted-imports': ['error', { patterns: [downstreamPaths] }],
       'no-restricted-syntax': ['error', ...restrictedImportSyntax(downstreamPaths)],
+    },
+  },
+  {
+    files: ['src/aep/**'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [aepLeafPaths] }],
+      'no-restricted-syntax': ['error', ...restrictedImportSyntax(aepLeafPaths)],
     },
   },
 

@@ -181,7 +181,7 @@ export class JsonBodyParser {
         try {
           resolve(parseBounded(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, received), this.limits));
         } catch (err) {
-          reject(err as Error);
+          reject(err);
         }
       };
       const onError = (err: Error & { statusCode?: number }) => {
@@ -209,7 +209,7 @@ export class JsonBodyParser {
   private send(job: Job, chunk: Buffer): void {
     if (this.worker !== job.worker) return; // that worker is gone; finish() refuses the body
     const bytes = new Uint8Array(chunk);
-    job.worker.postMessage({ type: 'chunk', id: job.id, bytes } satisfies WorkerRequest, [bytes.buffer as ArrayBuffer]);
+    job.worker.postMessage({ type: 'chunk', id: job.id, bytes } satisfies WorkerRequest, [bytes.buffer]);
   }
 
   private finish(job: Job): Promise<unknown> {

@@ -12,8 +12,8 @@ export async function ensureHookToken(stateDir: string, opts: { dryRun?: boolean
   if (opts.dryRun) {
     const exists = await lstat(file).then(
       () => true,
-      (err: NodeJS.ErrnoException) => {
-        if (err.code === 'ENOENT') return false;
+      (err: unknown) => {
+        if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false;
         throw err;
       },
     );

@@ -32,13 +32,13 @@ export function shlexSplit(s: string): string[] | undefined {
       let j = i + 1;
       for (; j < s.length && s[j] !== '"'; j++) {
         if (s[j] === '\\' && j + 1 < s.length && '\\"$`\n'.includes(s[j + 1]!)) j++;
-        cur += s[j];
+        cur += s.charAt(j);
       }
       if (j >= s.length) return undefined;
       i = j;
     } else if (c === '\\') {
       if (i + 1 >= s.length) return undefined;
-      cur += s[++i];
+      cur += s.charAt(++i);
       inWord = true;
     } else if (/\s/.test(c)) {
       if (inWord) out.push(cur);

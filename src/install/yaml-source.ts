@@ -82,7 +82,7 @@ export function keyName(pair: Pair): string | undefined {
 
 /** The last pair with this key (PyYAML's winner among duplicates). */
 export function findPair(map: YAMLMap, key: string): Pair | undefined {
-  return (map.items as Pair[]).filter((p) => keyName(p) === key).pop();
+  return map.items.filter((p) => keyName(p) === key).pop();
 }
 
 export function range(node: unknown): [number, number, number] | undefined {

@@ -46,7 +46,7 @@ async function start(t: Target): Promise<Running> {
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   let err = '';
-  child.stderr!.on('data', (c: Buffer) => (err += c.toString('utf8')));
+  child.stderr.on('data', (c: Buffer) => (err += c.toString('utf8')));
   const exited = new Promise<void>((r) => child.once('exit', () => r()));
   const url = await waitFor('listening', () => /"url":"(http:\/\/[^"]+)"/.exec(err)?.[1], 20_000);
   return {

@@ -209,7 +209,7 @@ describe('daemon → collector (otel-collector.yaml) → Jaeger, driven through 
         expect(expected[id]).toBe(i);
         parentIs(s, root);
         expect(tag(s, 'gen_ai.operation.name')).toBe('execute_tool');
-        expect(s.operationName).toBe(`execute_tool ${tag(s, 'gen_ai.tool.name')}`);
+        expect(s.operationName).toBe(`execute_tool ${tag(s, 'gen_ai.tool.name') as string}`);
       }
     }
     expect(seen.sort()).toEqual(Object.keys(expected).sort());

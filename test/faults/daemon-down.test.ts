@@ -42,17 +42,17 @@ function freePort(): Promise<number> {
 }
 
 /** What one uninterrupted process makes of the script: per log file, each event's type and the hook it came from. */
-function reference(envelopes: readonly Envelope[]): Map<string, { type: string; hook: number }[]> {
+async function reference(envelopes: readonly Envelope[]): Promise<Map<string, { type: string; hook: number }[]>> {
   const d = inProcessDaemon();
   const out = new Map<string, { type: string; hook: number }[]>();
-  envelopes.forEach((env, hook) => {
+  for (const [hook, env] of envelopes.entries()) {
     const before = d.memory.events.length;
-    d.pipeline.handle(hookEnvelopeSchema.parse(JSON.parse(JSON.stringify(env))));
+    await d.pipeline.handle(hookEnvelopeSchema.parse(JSON.parse(JSON.stringify(env))));
     for (const ev of d.memory.events.slice(before)) {
       const file = `${safeFileName(ev.session)}.jsonl`;
       out.set(file, [...(out.get(file) ?? []), { type: ev.type, hook }]);
     }
-  });
+  }
   return out;
 }
 
@@ -128,9 +128,9 @@ class Session {
   }
 
   /** The whole history against one uninterrupted process's: same events, same order, dense seq, arrival times. */
-  verify(): { events: number } {
+  async verify(): Promise<{ events: number }> {
     const logs = readLogs(this.dirs.logDir);
-    const ref = reference(this.script.envelopes);
+    const ref = await reference(this.script.envelopes);
     expect([...logs.keys()].sort()).toEqual([...ref.keys()].sort());
     let total = 0;
     for (const [file, expected] of ref) {
@@ -225,7 +225,7 @@ describe.each([
     await s.fire(s.remaining);
     await s.settle(b);
     expect(await b.stop()).toBe(0);
-    const { events } = s.verify();
+    const { events } = await s.verify();
     console.log(
       `[daemon-down, ${label}] shim live: ${fmt(live.map((f) => f.ms))}; during the outage (spooled): ${fmt(down.map((f) => f.ms))}; ` +
         `restart to spool drained (${outage} hooks): ${restartMs.toFixed(0)} ms; ${events} events verified`,
@@ -254,7 +254,7 @@ describe('hooks keep firing through a kill -9 and the restart', () => {
     expect(s.fired.every((f) => f.code === 0 && f.stdout === '{}')).toBe(true);
     expect(h.spool.ingested).toBeGreaterThanOrEqual(4);
     expect(await b.stop()).toBe(0);
-    s.verify();
+    await s.verify();
     console.log(`[daemon-down, through restart] ${during} hooks fired while the daemon started; ${h.spool.ingested} ingested from the spool`);
   });
 });

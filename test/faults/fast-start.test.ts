@@ -82,9 +82,9 @@ async function startDaemon(root: string, env: Record<string, string> = {}): Prom
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   let err = '';
-  child.stderr!.on('data', (c: Buffer) => (err += c.toString('utf8')));
+  child.stderr.on('data', (c: Buffer) => (err += c.toString('utf8')));
   const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
-  let healthyMs = 0;
+  let healthyMs: number;
   for (;;) {
     const r = await get(port, '/healthz');
     if (r.status === 200 && (JSON.parse(r.body) as { ok?: boolean }).ok) {

@@ -255,7 +255,7 @@ describe('a full state dir (a real tmpfs as AEP_STATE_DIR)', () => {
         await d.stop();
         return undefined;
       },
-      (e: Error) => e,
+      (e: unknown) => e as Error,
     );
     expect(err?.message).toMatch(/daemon exited early \(1\).*ENOSPC/s);
     expect(readdirSync(stateDir).sort()).toEqual([...before, 'filler'].sort());

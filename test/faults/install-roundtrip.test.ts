@@ -320,7 +320,7 @@ describe('install → uninstall round trip on config.yaml (property)', () => {
     const original = 'model:\n  default: x\n';
     const once = addHooks(original, ENTRY).text;
     // the user appends their own hook under an event install created, and a key of their own
-    const edited = once.replace(/(  on_session_end:.*\r?\n(?:    .*\r?\n)*)/, '$1    - command: /usr/local/bin/mine\n') + 'extra: true\n';
+    const edited = once.replace(/( {2}on_session_end:.*\r?\n(?: {4}.*\r?\n)*)/, '$1    - command: /usr/local/bin/mine\n') + 'extra: true\n';
     const back = removeHooks(edited).text;
     expect(load(back).hooks).toEqual({ on_session_end: [{ command: '/usr/local/bin/mine' }] });
     expect(load(back).extra).toBe(true);
@@ -330,7 +330,7 @@ describe('install → uninstall round trip on config.yaml (property)', () => {
   it('a replaced line whose key the user kept stays a comment, now and through later install/uninstall cycles', () => {
     const original = 'hooks: {}\nother: 1\n';
     const once = addHooks(original, ENTRY).text;
-    const edited = once.replace(/(  on_session_end:.*\r?\n(?:    .*\r?\n)*)/, '$1    - command: /usr/local/bin/mine\n');
+    const edited = once.replace(/( {2}on_session_end:.*\r?\n(?: {4}.*\r?\n)*)/, '$1    - command: /usr/local/bin/mine\n');
     const back = removeHooks(edited).text;
     expect(back.startsWith('# replaced by hermes-aep: hooks: {}\nhooks:\n  on_session_end:\n    - command: /usr/local/bin/mine\n')).toBe(true);
     expect(removeHooks(addHooks(back, ENTRY).text).text).toBe(back);

@@ -1,4 +1,4 @@
-import { open, type FileHandle } from 'node:fs/promises';
+import { open } from 'node:fs/promises';
 
 const fault = (code: string) => Object.assign(new Error(`injected ${code}`), { code });
 
@@ -34,6 +34,6 @@ export class FaultyDisk {
         const v: unknown = Reflect.get(target, prop);
         return typeof v === 'function' ? v.bind(target) : v;
       },
-    }) as FileHandle;
+    });
   }) as typeof open;
 }

@@ -64,7 +64,7 @@ export async function waitFor<T>(what: string, fn: () => T | undefined | Promise
   const deadline = Date.now() + ms;
   for (;;) {
     const v = await fn();
-    if (v !== undefined && v !== false) return v as T;
+    if (v !== undefined && v !== false) return v;
     if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
     await new Promise((r) => setTimeout(r, every));
   }
@@ -88,8 +88,8 @@ export async function startDaemonProcess(env: Record<string, string> = {}, dirs?
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let err = '';
-  child.stderr!.on('data', (c: Buffer) => (err += c.toString('utf8')));
-  child.stdout!.resume();
+  child.stderr.on('data', (c: Buffer) => (err += c.toString('utf8')));
+  child.stdout.resume();
   const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
   const line = await Promise.race([
     waitFor('daemon listening line', () => /^.*"msg":"hermes-aep daemon listening".*$/m.exec(err)?.[0], 20_000),
@@ -190,11 +190,11 @@ export async function startStallProbe(d: DaemonProcess): Promise<StallProbe> {
     stdio: ['pipe', 'pipe', 'inherit'],
   });
   let out = '';
-  child.stdout!.on('data', (c: Buffer) => (out += c.toString('utf8')));
+  child.stdout.on('data', (c: Buffer) => (out += c.toString('utf8')));
   const exited = new Promise<void>((r) => child.once('exit', () => r()));
   const report = async () => {
     const before = out.length;
-    child.stdin!.write('report\n');
+    child.stdin.write('report\n');
     const line = await waitFor(
       'stall probe report',
       () => (out.indexOf('\n', before) > 0 ? out.slice(before, out.indexOf('\n', before)) : undefined),
@@ -208,7 +208,7 @@ export async function startStallProbe(d: DaemonProcess): Promise<StallProbe> {
   return {
     report,
     stop: async () => {
-      child.stdin!.end();
+      child.stdin.end();
       await exited;
     },
   };

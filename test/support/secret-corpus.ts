@@ -40,7 +40,7 @@ function generator(seed: number): (n: number, alphabet: string) => string {
   };
   return (n, alphabet) => {
     let s = '';
-    for (let i = 0; i < n; i++) s += alphabet[next() % alphabet.length];
+    for (let i = 0; i < n; i++) s += alphabet.charAt(next() % alphabet.length);
     return s;
   };
 }

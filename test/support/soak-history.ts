@@ -1,7 +1,6 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { monotonicFactory } from 'ulid';
-import type { AepEvent } from '../../src/aep/event.js';
 import { defaultPolicy } from '../../src/capture/policy.js';
 import type { HookEnvelope } from '../../src/hermes/envelope.js';
 import { IdentityStage } from '../../src/identity/identity-stage.js';
@@ -242,7 +241,7 @@ export function writeSoakHistory(o: SoakOptions): SoakHistory {
   };
   for (const { t, s, k } of timeline) {
     const env = sessions[s]!.hooks[k]! as unknown as HookEnvelope;
-    for (const ev of identity.process(env, mapHook(env, policy), new Date(t)) as AepEvent[]) {
+    for (const ev of identity.process(env, mapHook(env, policy), new Date(t))) {
       const { ctx } = builder.accept(ev);
       if (ctx) ev.traceparent = traceparent(ctx.traceId, ctx.spanId, ctx.sampled);
       const line = `${JSON.stringify(ev)}\n`;

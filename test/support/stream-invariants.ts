@@ -7,7 +7,7 @@ export type Ev = Record<string, any> & { id: string; type: string; session: stri
 export function readLogs(logDir: string): Map<string, Ev[]> {
   const dir = path.join(logDir, 'hermes');
   const out = new Map<string, Ev[]>();
-  let files: string[] = [];
+  let files: string[];
   try {
     files = readdirSync(dir);
   } catch {

@@ -248,10 +248,10 @@ export async function startFakeLlm(opts: FakeLlmOptions): Promise<FakeLlm> {
 
   const modelObj = (id: string) => ({ id, object: 'model', created, owned_by: 'hermes-aep-fake' });
 
-  const server = createServer(async (req, res) => {
+  const serve = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const path = (req.url ?? '/').split('?')[0]!.replace(/\/+$/, '') || '/';
     const method = req.method ?? 'GET';
-    let raw = '';
+    let raw: string;
     try {
       raw = await readBody(req);
     } catch {
@@ -366,7 +366,9 @@ export async function startFakeLlm(opts: FakeLlmOptions): Promise<FakeLlm> {
 
     requests.push({ method, path, body, step: 'none', at: Date.now() });
     sendJson(res, 404, { error: { message: `fake-llm: no route for ${method} ${path}`, type: 'invalid_request_error' } });
-  });
+  };
+  // a request that fails mid-answer drops its connection (Hermes sees the failure) instead of an unhandled rejection
+  const server = createServer((req, res) => void serve(req, res).catch(() => res.destroy()));
 
   await new Promise<void>((ok, fail) => {
     server.once('error', fail);

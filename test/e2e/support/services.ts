@@ -88,8 +88,8 @@ function spawnService(name: string, bin: string, args: string[], env: Record<str
     log += c.toString('utf8');
     if (log.length > MAX_LOG_CHARS) log = log.slice(-MAX_LOG_CHARS);
   };
-  child.stdout!.on('data', append);
-  child.stderr!.on('data', append);
+  child.stdout.on('data', append);
+  child.stderr.on('data', append);
   const exited = new Promise<string>((resolve) => {
     child.once('error', (err) => resolve(`spawn error: ${err.message}`));
     child.once('exit', (code, signal) => resolve(`exit code ${code}, signal ${signal}`));
@@ -125,7 +125,7 @@ async function waitHealthy(svc: ServiceProcess, exited: Promise<string>, url: st
   const deadline = Date.now() + START_DEADLINE_MS;
   let gone: string | undefined;
   void exited.then((how) => (gone = how));
-  let last = 'no answer yet';
+  let last: string;
   for (;;) {
     if (gone !== undefined) throw new Error(`${svc.name} exited before it was healthy (${gone}); output:\n${svc.output()}`);
     try {
@@ -328,9 +328,8 @@ export async function waitForTraces<T>(
   const timeoutMs = opts.timeoutMs ?? 30_000;
   const everyMs = opts.everyMs ?? 20;
   const deadline = Date.now() + timeoutMs;
-  let seen: FoundTrace[] = [];
   for (;;) {
-    seen = await query.findTraces(service, sinceMs);
+    const seen = await query.findTraces(service, sinceMs);
     const v = until(seen);
     if (v !== undefined && v !== false) return v;
     if (Date.now() > deadline) {

@@ -1,7 +1,7 @@
 import { LRUCache } from 'lru-cache';
 
 export interface RecencyMapOptions<K, V> {
-  /** called with each entry the bound evicts (not for `delete`, `shift` or `clear`) */
+  /** called with each entry the bound evicts (not for `delete`, `shift` or `clear`), once the `set` that evicted it is done: it may use the map */
   readonly onEvict?: (key: K, value: V) => void;
 }
 
@@ -18,9 +18,9 @@ export interface RecencyMapOptions<K, V> {
  */
 export class RecencyMap<K, V> {
   private readonly cache: LRUCache<K & {}, V & {}>;
+  private readonly onEvict: ((key: K, value: V) => void) | undefined;
   /** the entry the last operation evicted (read by `set` and `shift`) */
   private evicted: [K, V] | undefined;
-  private shifting = false;
 
   /** `max` may be Infinity: then nothing is evicted but through `shift` */
   constructor(
@@ -28,11 +28,10 @@ export class RecencyMap<K, V> {
     opts: RecencyMapOptions<K, V> = {},
   ) {
     if (!(max >= 1)) throw new RangeError('RecencyMap needs max >= 1');
-    const onEvict = opts.onEvict;
+    this.onEvict = opts.onEvict;
+    // only noted here: lru-cache is mid-operation while it disposes, so `onEvict` runs once `set` returns
     const dispose = (value: V & {}, key: K & {}, reason: LRUCache.DisposeReason) => {
-      if (reason !== 'evict') return;
-      this.evicted = [key, value];
-      if (!this.shifting) onEvict?.(key, value);
+      if (reason === 'evict') this.evicted = [key, value];
     };
     // lru-cache wants a finite bound: an unbounded map is one whose every entry weighs 1 of 2^53
     this.cache = Number.isFinite(max)
@@ -60,18 +59,15 @@ export class RecencyMap<K, V> {
   set(key: K, value: V): [K, V] | undefined {
     this.evicted = undefined;
     this.cache.set(key as K & {}, value as V & {});
-    return this.evicted;
+    const out = this.evicted;
+    if (out && this.onEvict) this.onEvict(out[0], out[1]);
+    return out;
   }
 
   /** Remove and return the oldest entry. */
   shift(): [K, V] | undefined {
     this.evicted = undefined;
-    this.shifting = true;
-    try {
-      this.cache.pop();
-    } finally {
-      this.shifting = false;
-    }
+    this.cache.pop();
     return this.evicted;
   }
 

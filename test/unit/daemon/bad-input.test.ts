@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { inProcessDaemon } from '../../support/in-process-daemon.js';
-import { JsonlLogSink } from '../../../src/sinks/jsonl-log-sink.js';
+import { JsonlHistorySink } from '../../../src/sinks/history/jsonl-history-sink.js';
 import { tempDir } from '../../support/processes.js';
 import { MARKER, preToolCallBody, SENTINEL } from '../../support/scripted-session.js';
 import type { LogFields } from '../../../src/daemon/log.js';
@@ -100,7 +100,7 @@ describe('bad input: a clear refusal or an honest mapping, never a crash, never 
 
   it('session ids with /, .., control characters stay inside the log dir, each in its own file', async () => {
     const root = tempDir();
-    const sink = new JsonlLogSink(root, 100);
+    const sink = new JsonlHistorySink(root, 100);
     const d = daemon({ sinks: [sink] });
     const ids = ['../../etc/passwd', '..', '.', 'a/b', 'ctl\u0000\u001b[31m\n', 'ünï', 'x'.repeat(3000)];
     for (const id of ids) expect((await post(d, envelope({ session_id: id }))).statusCode).toBe(200);

@@ -77,6 +77,16 @@ describe('RecencyMap', () => {
     expect(evicted).toEqual([['b', 2]]);
   });
 
+  it('onEvict runs once the set is done, so it may change the map', () => {
+    const m: RecencyMap<string, number> = new RecencyMap<string, number>(3, { onEvict: () => void m.delete('c') });
+    for (const k of ['a', 'b', 'c', 'd']) m.set(k, 0);
+    expect([...m.keys()]).toEqual(['b', 'd']);
+    m.set('e', 0);
+    m.set('f', 0);
+    expect([...m.keys()]).toEqual(['d', 'e', 'f']);
+    expect(m.size).toBe(3);
+  });
+
   it('max Infinity: nothing is evicted but through shift', () => {
     const m = new RecencyMap<number, number>(Infinity);
     let evicted = 0;

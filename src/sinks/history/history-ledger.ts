@@ -6,17 +6,17 @@ export const MAX_ATTEMPTS = 5;
 
 /** What became of the lines handed to the history sink: the counts `/healthz` shows, and each hook's answer. */
 export class HistoryLedger {
-  queued = 0;
-  queuedBytes = 0;
-  written = 0;
-  /** lines whose write failed, held to be written when the history takes writes again */
-  retained = 0;
-  dropped = 0;
+  /**
+   * Lines waiting for the disk (retained ones included) and their bytes;
+   * lines written; lines whose write failed, held to be written when the
+   * history takes writes again; lines given up.
+   */
+  readonly count = { queued: 0, queuedBytes: 0, written: 0, retained: 0, dropped: 0 };
 
   /** An entry waits for its file. */
   queue(e: Entry): void {
-    this.queued += e.lines;
-    this.queuedBytes += e.buf.length;
+    this.count.queued += e.lines;
+    this.count.queuedBytes += e.buf.length;
   }
 
   /** An entry is in the file: answer its hook (unless already answered `retained`) and finish it. */
@@ -30,11 +30,11 @@ export class HistoryLedger {
   }
 
   private settled(e: Entry, state: 'written' | 'lost', reason?: string): void {
-    this.queued -= e.lines;
-    this.queuedBytes -= e.buf.length;
-    if (state === 'written') this.written += e.lines;
-    else this.dropped += e.lines;
-    if (e.held) this.retained -= e.lines;
+    this.count.queued -= e.lines;
+    this.count.queuedBytes -= e.buf.length;
+    if (state === 'written') this.count.written += e.lines;
+    else this.count.dropped += e.lines;
+    if (e.held) this.count.retained -= e.lines;
     if (!e.answered) e.hook.answer(e.lines, state, reason);
     e.answered = true;
     e.held = false;
@@ -58,7 +58,7 @@ export class HistoryLedger {
       if (!e.answered) {
         e.answered = true;
         e.held = true;
-        this.retained += e.lines;
+        this.count.retained += e.lines;
         e.hook.answer(e.lines, 'retained', reason);
       }
       keep.push(e);

@@ -93,7 +93,7 @@ export class JsonlHistorySink implements EventSink {
     this.probe = new WriteProbe(this.dir, this.openFn, opts.probeIntervalMs ?? PROBE_INTERVAL_MS, {
       failing: () => this.latch.has('write') && !this.closed,
       writable: () => {
-        this.latch.recover('write', { retained_events: this.ledger.retained, dropped_events: this.ledger.dropped });
+        this.latch.recover('write', { retained_events: this.ledger.count.retained, dropped_events: this.ledger.count.dropped });
         this.resume();
       },
       stillFailing: (err) => (this.lastError = errorCode(err)),
@@ -108,7 +108,7 @@ export class JsonlHistorySink implements EventSink {
     let why: string | undefined;
     if (this.closed) why = 'closed';
     else if (this.latch.has('write')) why = this.latch.reason('write');
-    else if (this.ledger.queued >= this.queueMax || this.ledger.queuedBytes >= this.maxBytes) why = 'queue full';
+    else if (this.ledger.count.queued >= this.queueMax || this.ledger.count.queuedBytes >= this.maxBytes) why = 'queue full';
     if (why) this.refused++;
     return why;
   }
@@ -120,7 +120,7 @@ export class JsonlHistorySink implements EventSink {
   write(events: readonly AepEvent[]): Promise<WriteOutcome> {
     if (events.length === 0) return Promise.resolve({ written: 0, retained: 0, lost: 0 });
     if (this.closed) {
-      this.ledger.dropped += events.length;
+      this.ledger.count.dropped += events.length;
       return Promise.resolve({ written: 0, retained: 0, lost: events.length, reason: 'closed' });
     }
     const byFile = linesByFile(this.dir, events);
@@ -129,7 +129,7 @@ export class JsonlHistorySink implements EventSink {
       for (const [file, lines] of byFile) {
         // Belt and braces: the encoded name can never leave the history dir.
         if (path.dirname(file) !== this.dir) {
-          this.ledger.dropped += lines.length;
+          this.ledger.count.dropped += lines.length;
           hook.answer(lines.length, 'lost', 'log path escaped the log dir');
           hook.finish(lines.length, false);
           continue;
@@ -278,7 +278,7 @@ export class JsonlHistorySink implements EventSink {
   }
 
   stats(): Record<string, number | boolean | string> {
-    const l = this.ledger;
+    const l = this.ledger.count;
     return {
       written: l.written,
       queued: l.queued,

@@ -4,12 +4,12 @@ import path from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { AepEvent } from '../../../src/aep/event.js';
-import type { LogFields, Logger } from '../../../src/daemon/log.js';
 import { MAX_OPEN_FILES } from '../../../src/sinks/history/handle-pool.js';
 import { JsonlHistorySink } from '../../../src/sinks/history/jsonl-history-sink.js';
 import type { WriteOutcome } from '../../../src/sinks/sink.js';
 import { FaultyDisk } from '../../support/faulty-fs.js';
 import { tempDir, waitFor } from '../../support/processes.js';
+import { recordingLog } from './recording-log.js';
 
 let n = 0;
 const ev = (session: string, pad = 0): AepEvent =>
@@ -34,16 +34,6 @@ const ids = (text: string) =>
     .split('\n')
     .filter(Boolean)
     .map((l) => (JSON.parse(l) as { id: string }).id);
-
-function recordingLog() {
-  const lines: ({ level: string; msg: string } & LogFields)[] = [];
-  const at =
-    (level: string) =>
-    (msg: string, f: LogFields = {}) =>
-      void lines.push({ level, msg, ...f });
-  const log: Logger = { info: at('info'), warn: at('warn'), error: at('error'), debug() {} };
-  return { log, lines };
-}
 
 describe('JSONL history sink: group commit', () => {
   it('settles each write only once its lines are in the file, in call order', async () => {
@@ -85,17 +75,23 @@ describe('JSONL history sink: group commit', () => {
     await sink.shutdown();
   });
 
-  it('a full queue refuses new hooks (nothing is dropped after acceptance)', async () => {
-    const root = tempDir();
-    const sink = new JsonlHistorySink(root, 2);
-    expect(sink.refusal()).toBeUndefined();
-    const p = sink.write([ev('s1'), ev('s1')]);
-    expect(sink.refusal()).toBe('queue full');
-    await p;
-    expect(sink.refusal()).toBeUndefined();
-    expect(sink.stats()).toMatchObject({ refused: 1, dropped: 0, written: 2 });
-    await sink.shutdown();
-  });
+  it.each([
+    ['lines', 2, {}, [ev('s1'), ev('s1')]],
+    ['bytes', 1000, { maxBytes: 1024 }, [ev('s1', 2000)]],
+  ] as const)(
+    'a full queue (%s) refuses new hooks, and takes them again once written (nothing is dropped after acceptance)',
+    async (_, queueMax, opts, batch) => {
+      const root = tempDir();
+      const sink = new JsonlHistorySink(root, queueMax, opts);
+      expect(sink.refusal()).toBeUndefined();
+      const p = sink.write(batch);
+      expect(sink.refusal()).toBe('queue full');
+      await p;
+      expect(sink.refusal()).toBeUndefined();
+      expect(sink.stats()).toMatchObject({ refused: 1, dropped: 0, written: batch.length, queued: 0, queued_bytes: 0 });
+      await sink.shutdown();
+    },
+  );
 
   it('a file found ending in a torn line is cut back to its last complete line before the next write', async () => {
     const root = tempDir();
@@ -403,18 +399,6 @@ describe('JSONL history sink: open handles', () => {
 });
 
 describe('JSONL history sink: bounds and flush', () => {
-  it('the byte bound refuses new hooks while too many bytes wait, and takes them again once written', async () => {
-    const root = tempDir();
-    const sink = new JsonlHistorySink(root, 1000, { maxBytes: 1024 });
-    const p = sink.write([ev('s1', 2000)]);
-    expect(sink.refusal()).toBe('queue full');
-    expect(sink.stats().queued_bytes).toBeGreaterThan(2000);
-    await p;
-    expect(sink.refusal()).toBeUndefined();
-    expect(sink.stats()).toMatchObject({ refused: 1, queued_bytes: 0, written: 1 });
-    await sink.shutdown();
-  });
-
   it('a backlog over 8 MiB goes in more than one group write, in order', async () => {
     const root = tempDir();
     const sink = new JsonlHistorySink(root, 1000);

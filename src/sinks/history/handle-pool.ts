@@ -1,6 +1,6 @@
 import { mkdir, type open } from 'node:fs/promises';
+import { LRUCache } from 'lru-cache';
 import type { Logger } from '../../daemon/log.js';
-import { RecencyMap } from '../../util/recency-map.js';
 import { openForAppend, type HistoryFile } from './history-file.js';
 import type { HistorySync } from './history-sync.js';
 
@@ -18,7 +18,13 @@ export class HandlePool {
   open = 0;
   /** torn tails cut back at open */
   repaired = 0;
-  private readonly lru = new RecencyMap<string, HistoryFile>(MAX_OPEN_FILES, { onEvict: (_, f) => this.evicted(f) });
+  private readonly lru = new LRUCache<string, HistoryFile>({
+    max: MAX_OPEN_FILES,
+    // after the eviction is complete (a plain `dispose` runs mid-operation, when the cache may not be touched)
+    disposeAfter: (f, _path, reason) => {
+      if (reason === 'evict') this.evicted(f);
+    },
+  });
   private readonly closing = new Set<Promise<void>>();
 
   constructor(
@@ -32,7 +38,7 @@ export class HandlePool {
 
   /** `f` is written to now: its handle becomes the most recent. */
   touch(f: HistoryFile): void {
-    if (f.handle && !f.evicted) this.lru.set(f.path, f);
+    if (f.handle && !f.evicted) this.lru.get(f.path);
   }
 
   /** Open `f` for append; a file that ends in a torn line (a crash or power loss mid-write) is cut back first. */

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { RecencyMap, RecencySet } from '../../../src/util/recency-map.js';
 
-/** The reference: a plain capped Map (delete, set, evict the first key): correct, but slow to evict. */
+/** The reference: a plain capped Map (delete, set, evict the first key): correct, but slow to evict (see RecencyMap). */
 function naiveSet<K, V>(map: Map<K, V>, key: K, value: V, max: number): void {
   map.delete(key);
   map.set(key, value);
@@ -60,31 +60,6 @@ describe('RecencyMap', () => {
     }
     expect(m.set('c', 3)).toEqual(['a', 1]);
     expect([...m.keys()]).toEqual(['b', 'c']);
-  });
-
-  it('onEvict sees each entry the bound evicts, and only those (not delete, shift or clear)', () => {
-    const evicted: [string, number][] = [];
-    const m = new RecencyMap<string, number>(2, { onEvict: (k, v) => void evicted.push([k, v]) });
-    m.set('a', 1);
-    m.set('b', 2);
-    m.set('a', 10); // a refresh, no eviction
-    m.set('c', 3);
-    expect(evicted).toEqual([['b', 2]]);
-    m.delete('a');
-    m.set('d', 4);
-    expect(m.shift()).toEqual(['c', 3]);
-    m.clear();
-    expect(evicted).toEqual([['b', 2]]);
-  });
-
-  it('onEvict runs once the set is done, so it may change the map', () => {
-    const m: RecencyMap<string, number> = new RecencyMap<string, number>(3, { onEvict: () => void m.delete('c') });
-    for (const k of ['a', 'b', 'c', 'd']) m.set(k, 0);
-    expect([...m.keys()]).toEqual(['b', 'd']);
-    m.set('e', 0);
-    m.set('f', 0);
-    expect([...m.keys()]).toEqual(['d', 'e', 'f']);
-    expect(m.size).toBe(3);
   });
 
   it('max Infinity: nothing is evicted but through shift', () => {

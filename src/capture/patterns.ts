@@ -1,8 +1,29 @@
 /**
- * Regex source shared by the rules that find a credential by its name
- * (`redact.ts`'s assignment rules and `command-credentials.ts`): one spelling
- * of "a separator" and "a value", so the rules agree on where a value ends.
+ * What the redaction rules share: the markers, ranges, and the regex source of
+ * the rules that find a credential by its name (`secret-shapes.ts`'s
+ * assignment rules, `operator-rules.ts` and the command-line rules): one
+ * spelling of "a separator" and "a value", so the rules agree on where a value ends.
  */
+
+/** Marker that replaces a secret or credential (rules a and b). */
+export const SECRET_MARKER = '[REDACTED:secret]';
+
+/** Marker that replaces an email address or phone number (rule d). */
+export const PII_MARKER = '[REDACTED:pii]';
+
+/** Replacement markers start like this: a value that already is one is left alone. */
+export const MARKER_PREFIX = '[REDACTED:';
+
+/** A half-open character range `[start, end)` holding credential material. */
+export type Range = readonly [start: number, end: number];
+
+/** `s` as a literal inside a regular expression. */
+export function escapeRegExp(s: string): string {
+  return s.replace(/[.*+?^${}()|[\]\\/-]/g, '\\$&');
+}
+
+/** A shell variable reference, not a secret: `$PW`, `${PW}`, possibly quoted (JSON-escaped quotes too). */
+export const VARIABLE_REF_RE = /^(?:\\?["'])?\$(?:\{[A-Za-z_][A-Za-z0-9_]*\}|[A-Za-z_][A-Za-z0-9_]*)(?:\\?["'])?$/;
 
 /**
  * Separator between a name and its value: optional closing quote (escaped too,

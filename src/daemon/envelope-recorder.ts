@@ -1,6 +1,7 @@
 import { appendFile, mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { safeFileName } from '../sinks/safe-file-name.js';
+import { SerialQueue } from '../util/serial-queue.js';
 
 const MAX_PENDING = 1_000;
 const MAX_PENDING_BYTES = 256 * 1024 * 1024;
@@ -15,37 +16,22 @@ const MAX_PENDING_BYTES = 256 * 1024 * 1024;
 export class EnvelopeRecorder {
   recorded = 0;
   dropped = 0;
-  private pending = 0;
-  private pendingBytes = 0;
-  private tail: Promise<void> = Promise.resolve();
+  private readonly queue = new SerialQueue({ maxTasks: MAX_PENDING, maxBytes: MAX_PENDING_BYTES, onError: () => this.dropped++ });
 
   constructor(private readonly dir: string) {}
 
   record(raw: unknown, session: string | null | undefined): void {
     const file = path.join(this.dir, `${safeFileName(session || 'no-session')}.jsonl`);
     const line = `${JSON.stringify(raw)}\n`;
-    if (this.pending >= MAX_PENDING || (this.pendingBytes + line.length > MAX_PENDING_BYTES && this.pending > 0)) {
-      this.dropped++;
-      return;
-    }
-    this.pending++;
-    this.pendingBytes += line.length;
-    this.tail = this.tail
-      .then(async () => {
-        await mkdir(this.dir, { recursive: true, mode: 0o700 });
-        await appendFile(file, line, { mode: 0o600 });
-        this.recorded++;
-      })
-      .catch(() => {
-        this.dropped++;
-      })
-      .finally(() => {
-        this.pending--;
-        this.pendingBytes -= line.length;
-      });
+    const queued = this.queue.add(async () => {
+      await mkdir(this.dir, { recursive: true, mode: 0o700 });
+      await appendFile(file, line, { mode: 0o600 });
+      this.recorded++;
+    }, line.length);
+    if (!queued) this.dropped++;
   }
 
   flush(): Promise<void> {
-    return this.tail;
+    return this.queue.onIdle();
   }
 }

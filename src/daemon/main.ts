@@ -4,7 +4,7 @@ import { ConfigError, loadConfig, type DaemonConfig } from '../config/config.js'
 import { bumpEpoch } from '../identity/epoch-store.js';
 import { IdentityStage } from '../identity/identity-stage.js';
 import { EndedSessions } from '../identity/ended-sessions.js';
-import { JsonlLogSink } from '../sinks/jsonl-log-sink.js';
+import { JsonlHistorySink } from '../sinks/history/jsonl-history-sink.js';
 import { createExporter, loadOtelConfig, OtelMirror, samplerFromEnv } from '../../exporters/otel/index.js';
 import { stderrLogger, type Logger } from './log.js';
 import { Snapshotter } from '../state/snapshot.js';
@@ -92,7 +92,7 @@ export async function startDaemon(config: DaemonConfig, log: Logger, env: NodeJS
   // Rebuild what a previous process held in memory, before the first hook is
   // accepted (pairing state and open spans): from {stateDir}/snapshot plus
   // the log bytes past it, or, without a usable snapshot, from the recent logs.
-  const logSink = new JsonlLogSink(config.logDir, config.logQueueMax, { fsyncIntervalMs: config.fsyncIntervalMs, log });
+  const logSink = new JsonlHistorySink(config.logDir, config.logQueueMax, { fsyncIntervalMs: config.fsyncIntervalMs, log });
   // spool files whose events are already in the log: a previous process died between writing and deleting them
   const spooledSeen = new Set<string>();
   const snapshot = new Snapshotter({

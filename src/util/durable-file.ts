@@ -1,33 +1,39 @@
-import { open, rename, unlink, type FileHandle } from 'node:fs/promises';
+import { open, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
+import writeFileAtomic from 'write-file-atomic';
+
+const NOTHING = Buffer.alloc(0);
 
 /**
  * Replace `file` so that a crash or power loss leaves the old version or the
- * new one, never a mix: `write` fills `{file}.{pid}.tmp` (0600), which is
- * fsynced, renamed over `file`, and the directory fsynced so the rename itself
- * survives. A failed write (a full disk) leaves no temp file behind.
+ * new one, never a mix. `write-file-atomic` owns the temp file (0600, a name
+ * unique per call, writers of one file serialized, removed on failure and at
+ * exit) and the rename; `write` fills it through its own handle (the snapshot
+ * is written in slices, so the content is not one buffer), which is fsynced
+ * before the rename. After the rename the directory is fsynced, so the rename
+ * itself survives a power loss.
  */
 export async function replaceDurably<T>(file: string, write: (fh: FileHandle) => Promise<T>): Promise<T> {
-  const tmp = `${file}.${process.pid}.tmp`;
-  let result: T;
-  try {
-    const fh = await open(tmp, 'w', 0o600);
-    try {
-      result = await write(fh);
-      await fh.sync();
-    } finally {
-      await fh.close();
-    }
-    await rename(tmp, file);
-  } catch (err) {
-    await unlink(tmp).catch(() => undefined);
-    throw err;
-  }
+  let result: { value: T } | undefined;
+  await writeFileAtomic(file, NOTHING, {
+    mode: 0o600,
+    // fsynced here, through the handle that wrote it
+    fsync: false,
+    tmpfileCreated: async (tmp: string) => {
+      const fh = await open(tmp, 'r+');
+      try {
+        result = { value: await write(fh) };
+        await fh.sync();
+      } finally {
+        await fh.close();
+      }
+    },
+  });
   const dir = await open(path.dirname(file), 'r');
   try {
     await dir.sync();
   } finally {
     await dir.close();
   }
-  return result;
+  return result!.value;
 }

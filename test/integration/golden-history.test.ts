@@ -10,7 +10,7 @@ import { defaultPolicy } from '../../src/capture/policy.js';
 import { createHookApp } from '../../src/daemon/hook-app.js';
 import { silentLogger } from '../../src/daemon/log.js';
 import { IdentityStage } from '../../src/identity/identity-stage.js';
-import { JsonlLogSink } from '../../src/sinks/jsonl-log-sink.js';
+import { JsonlHistorySink } from '../../src/sinks/history/jsonl-history-sink.js';
 import { JSON_WORKER, ROOT } from '../support/paths.js';
 
 /**
@@ -84,7 +84,7 @@ async function play(file: string): Promise<Map<string, string>> {
     const env = { OTEL_BSP_SCHEDULE_DELAY: '0' };
     const exporter = new InMemorySpanExporter();
     const mirror = new OtelMirror({ config: loadOtelConfig(logDir, env), exporter, sampler: samplerFromEnv(env), version: 'golden', now: () => t });
-    const history = new JsonlLogSink(logDir, 100_000, { fsyncIntervalMs: 0 });
+    const history = new JsonlHistorySink(logDir, 100_000, { fsyncIntervalMs: 0 });
     await history.start();
     const { app } = createHookApp({
       policy,

@@ -107,10 +107,36 @@ describe('scripted session through the shim and daemon', () => {
   it('no content above the default ceiling reaches the log', () => {
     for (const events of logs.values()) {
       for (const e of events) {
-        // attention.* rides at `redacted` by default: the pipeline keeps the
-        // marker there (it is not a secret); everything else must not carry it
+        // attention.* rides at `redacted` (next test); everything else is at `metadata` and must not carry content
         if (!e.type.startsWith('attention.')) expect(JSON.stringify(e)).not.toContain(MARKER);
       }
     }
   });
+
+  it('attention.* rides at redacted: content only as redacted prompt and label text, answers structural, no home path', () => {
+    const cards = [...logs.values()].flat().filter((e) => e.type.startsWith('attention.'));
+    expect(cards.map((e) => e.type).sort()).toEqual([
+      ...Array<string>(3).fill('attention.answered'),
+      ...Array<string>(4).fill('attention.requested'),
+      ...Array<string>(4).fill('attention.resolved'),
+    ]);
+    for (const e of cards) {
+      expect(e.capture, e.type).toBe('redacted');
+      // where the planted content may show: the question or command a human is asked about, as redacted text
+      for (const at of pathsHolding(e, MARKER)) expect(at, e.type).toMatch(/^data\.(prompt|fields\.\d+\.label|fields\.\d+\.choices\.\d+\.label)$/);
+      expect(JSON.stringify(e)).not.toContain('/home/dev');
+    }
+    expect(cards.filter((e) => e.type === 'attention.answered').map((e) => e.data.answer)).toEqual([
+      { option: 'once' },
+      { values: { '1': '1' } },
+      { option: 'deny' },
+    ]);
+  });
 });
+
+/** The dotted paths of the strings in `v` that contain `needle`. */
+function pathsHolding(v: unknown, needle: string, at = ''): string[] {
+  if (typeof v === 'string') return v.includes(needle) ? [at] : [];
+  if (typeof v !== 'object' || v === null) return [];
+  return Object.entries(v).flatMap(([k, x]) => pathsHolding(x, needle, at ? `${at}.${k}` : k));
+}

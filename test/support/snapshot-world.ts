@@ -10,7 +10,7 @@ import type { HookEnvelope } from '../../src/hermes/envelope.js';
 import { EndedSessions } from '../../src/identity/ended-sessions.js';
 import { IdentityStage } from '../../src/identity/identity-stage.js';
 import { EventBus } from '../../src/sinks/event-bus.js';
-import { JsonlLogSink } from '../../src/sinks/jsonl-log-sink.js';
+import { JsonlHistorySink } from '../../src/sinks/history/jsonl-history-sink.js';
 import { Snapshotter, type RestoreReport } from '../../src/state/snapshot.js';
 import { loadOtelConfig } from '../../exporters/otel/otel-config.js';
 import { OtelMirror } from '../../exporters/otel/otel-mirror.js';
@@ -71,7 +71,7 @@ export async function openWorld(o: WorldOptions): Promise<World> {
   const exporter = new InMemorySpanExporter();
   const config = loadOtelConfig(logDir, { OTEL_BSP_SCHEDULE_DELAY: '600000', OTEL_BSP_MAX_QUEUE_SIZE: '1000000', OTEL_BSP_MAX_EXPORT_BATCH_SIZE: '1000000' });
   const mirror = o.mirror === false ? undefined : new OtelMirror({ config, exporter, sampler: () => true, version: 'test', now: o.now });
-  const log = new JsonlLogSink(logDir, 1_000_000);
+  const log = new JsonlHistorySink(logDir, 1_000_000);
   const snapshot = new Snapshotter({
     stateDir,
     logDir,

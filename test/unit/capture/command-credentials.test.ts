@@ -4,7 +4,8 @@
  * and the look-alikes that are not.
  */
 import { describe, expect, it } from 'vitest';
-import { COMMAND_FAMILIES, ENV_CREDENTIAL_NAME_RE, commandCredentialRanges } from '../../../src/capture/command-credentials.js';
+import { COMMAND_FAMILIES } from '../../../src/capture/command-families.js';
+import { ENV_CREDENTIAL_NAME_RE, commandCredentialRanges } from '../../../src/capture/command-credentials.js';
 import { SECRET_MARKER as M, isCredentialKey, redactText, redactValue } from '../../../src/capture/redact.js';
 
 const cases: Array<[string, string]> = [

@@ -2,11 +2,13 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { inProcessDaemon } from '../../support/in-process-daemon.js';
-import { JsonlLogSink } from '../../../src/sinks/jsonl-log-sink.js';
+import { JsonlHistorySink } from '../../../src/sinks/history/jsonl-history-sink.js';
 import { tempDir } from '../../support/processes.js';
 import { MARKER, preToolCallBody, SENTINEL } from '../../support/scripted-session.js';
 import type { LogFields } from '../../../src/daemon/log.js';
 import { str } from '../../../src/hermes/envelope.js';
+import { defaultPolicy } from '../../../src/capture/policy.js';
+import { INLINE_PARSE_MAX_BYTES } from '../../../src/daemon/json-body.js';
 
 const post = (d: ReturnType<typeof inProcessDaemon>, payload: string, type = 'application/json') =>
   d.app.inject({ method: 'POST', url: '/hook', payload, headers: { 'content-type': type } });
@@ -100,7 +102,7 @@ describe('bad input: a clear refusal or an honest mapping, never a crash, never 
 
   it('session ids with /, .., control characters stay inside the log dir, each in its own file', async () => {
     const root = tempDir();
-    const sink = new JsonlLogSink(root, 100);
+    const sink = new JsonlHistorySink(root, 100);
     const d = daemon({ sinks: [sink] });
     const ids = ['../../etc/passwd', '..', '.', 'a/b', 'ctl\u0000\u001b[31m\n', 'ünï', 'x'.repeat(3000)];
     for (const id of ids) expect((await post(d, envelope({ session_id: id }))).statusCode).toBe(200);
@@ -139,14 +141,37 @@ describe('bad input: a clear refusal or an honest mapping, never a crash, never 
     expect((await post(d, envelope())).statusCode).toBe(200);
   });
 
-  it('__proto__ / constructor keys are stripped, not refused; a lone surrogate in a session id is repaired', async () => {
-    const d = daemon();
-    const r = await post(
-      d,
-      '{"hook_event_name":"pre_tool_call","tool_name":"x","tool_input":{"__proto__":{"polluted":1},"constructor":{"prototype":{"p":1}}},"session_id":"s\\ud800x","extra":{"tool_call_id":"c1"}}',
-    );
-    expect(r.statusCode).toBe(200);
+  it('__proto__ / constructor keys are stripped by the body parser, inline and on the worker alike: the hook is mapped, no prototype changes', async () => {
+    const protoBefore = Object.getOwnPropertyNames(Object.prototype).sort();
+    // capture full: the tool's args are carried as parsed, so what the parser left is visible
+    const d = daemon({ policy: { ...defaultPolicy({ home: '/home/dev' }), ceiling: 'full' } });
+    const poison = '"__proto__":{"polluted":1},"constructor":{"prototype":{"polluted":2}},"\\u005f_proto__":{"polluted":3}';
+    // a small body is parsed inline; one over INLINE_PARSE_MAX_BYTES on the worker thread, and handed back in parts
+    for (const pad of [0, INLINE_PARSE_MAX_BYTES + 1024]) {
+      const body =
+        `{"hook_event_name":"pre_tool_call","tool_name":"x","session_id":"s${pad}",` +
+        `"tool_input":{${poison},"keep":1,"nested":{${poison},"ok":true}},` +
+        `"extra":{${poison},"tool_call_id":"c${pad}","pad":"${'p'.repeat(pad)}"}}`;
+      const r = await post(d, body);
+      expect(r.statusCode).toBe(200);
+      const ev = d.memory.events.at(-1)!;
+      expect(ev).toMatchObject({ type: 'tool.requested', session: `s${pad}`, data: { tool: { call_id: `c${pad}` } } });
+      const args = (ev.data as { args: Record<string, unknown> }).args;
+      expect(Object.getPrototypeOf(args)).toBe(Object.prototype);
+      expect(Object.keys(args)).toEqual(['keep', 'nested']);
+      const nested = args.nested as Record<string, unknown>;
+      expect(Object.getPrototypeOf(nested)).toBe(Object.prototype);
+      expect(Object.keys(nested)).toEqual(['ok']);
+      expect(JSON.stringify(ev)).not.toContain('polluted');
+    }
+    expect(Object.getOwnPropertyNames(Object.prototype).sort()).toEqual(protoBefore);
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  });
+
+  it('a lone surrogate in a session id is repaired', async () => {
+    const d = daemon();
+    const r = await post(d, '{"hook_event_name":"pre_tool_call","tool_name":"x","tool_input":{},"session_id":"s\\ud800x","extra":{"tool_call_id":"c1"}}');
+    expect(r.statusCode).toBe(200);
     expect(d.memory.events.at(-1)?.session).toBe('s\ufffdx');
   });
 

@@ -1,15 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import type { LogFields, Logger } from '../../../src/daemon/log.js';
 import { errorCode, HealthLatch } from '../../../src/sinks/health-latch.js';
 import { waitFor } from '../../support/processes.js';
+import { recordingLog } from './recording-log.js';
 
 function setup(windowMs: number) {
-  const lines: ({ level: string; msg: string } & LogFields)[] = [];
-  const at =
-    (level: string) =>
-    (msg: string, f: LogFields = {}) =>
-      void lines.push({ level, msg, ...f });
-  const log: Logger = { info: at('info'), warn: at('warn'), error: at('error'), debug() {} };
+  const { log, lines } = recordingLog();
   let t = 1_000_000;
   const latch = new HealthLatch('log', log, { failing: 'down', recovered: 'up' }, windowMs, () => t);
   return { latch, lines, advance: (ms: number) => (t += ms) };

@@ -1,0 +1,298 @@
+import { open, type FileHandle } from 'node:fs/promises';
+import path from 'node:path';
+import PQueue from 'p-queue';
+import type { AepEvent } from '../../aep/event.js';
+import { silentLogger, type Logger } from '../../daemon/log.js';
+import { errorCode, HealthLatch, type Degradation } from '../health-latch.js';
+import type { EventSink, WriteOutcome } from '../sink.js';
+import { HandlePool } from './handle-pool.js';
+import { cutBack, linesByFile, newHistoryFile, writeFully, type HistoryFile } from './history-file.js';
+import { HistoryLedger } from './history-ledger.js';
+import { HistorySync } from './history-sync.js';
+import { PendingWrite } from './pending-write.js';
+import { probeWrite, WriteProbe } from './write-probe.js';
+
+/** one group write carries at most this much (a backlog is written in several) */
+const MAX_GROUP_BYTES = 8 * 1024 * 1024;
+/** while writes fail, how often a probe checks whether the history dir takes writes again */
+export const PROBE_INTERVAL_MS = 500;
+
+export interface JsonlHistorySinkOptions {
+  /** bytes waiting for the disk, at most (one line at capture full can be a whole tool result) */
+  readonly maxBytes?: number;
+  /** fdatasync every file written within this many ms; 0 = before each group is acknowledged */
+  readonly fsyncIntervalMs?: number;
+  readonly log?: Logger;
+  readonly probeIntervalMs?: number;
+  /** how files are opened (tests inject faults here); `fs/promises` open by default */
+  readonly open?: typeof open;
+}
+
+/**
+ * The durable stream (AEP-0003 §3.1): `{root}/hermes/{session}.jsonl`, one
+ * event per line. Group commit: each file has one write loop; every hook that
+ * arrives while a write is in flight joins the NEXT write, so one `write` on
+ * the O_APPEND descriptor serves all of them, in arrival order. `write`'s
+ * promise settles once the lines reached the operating system, and the hook
+ * reply waits for it: a crash of the daemon loses nothing it answered. Power
+ * loss is bounded by the fdatasync interval.
+ *
+ * A failed or short write is cut back (ftruncate) to the end of the last whole
+ * hook that landed, so the file always ends in a complete line and a hook is
+ * in the file entirely or not at all. The hooks whose write failed were
+ * already processed (their seqs and spans exist), so they are not refused: they
+ * are answered `retained` and kept, in order, to be written FIRST when the
+ * history takes writes again (given up after MAX_ATTEMPTS failed writes, or at
+ * shutdown: dropped and counted). While writes fail the sink refuses new hooks
+ * (`refusal`), reports itself degraded, and probes the directory until it takes
+ * writes again. Bounded: at most `queueMax` lines and `maxBytes` bytes wait,
+ * retained ones included; past either new hooks are refused, never buffered.
+ */
+export class JsonlHistorySink implements EventSink {
+  /** the name `/healthz` lists it under */
+  readonly name = 'log';
+  readonly durable = true;
+  private readonly dir: string;
+  /** every file with a handle or waiting lines */
+  private readonly files = new Map<string, HistoryFile>();
+  /** the files' write loops (one per file at a time): its `onIdle` is the flush */
+  private readonly pumps = new PQueue();
+  private readonly ledger = new HistoryLedger();
+  private readonly sync: HistorySync;
+  private readonly handles: HandlePool;
+  private readonly maxBytes: number;
+  private readonly fsyncIntervalMs: number;
+  private readonly latch: HealthLatch;
+  private readonly probe: WriteProbe;
+  private readonly openFn: typeof open;
+  private errors = 0;
+  private refused = 0;
+  private groups = 0;
+  private closed = false;
+  /** shutting down: retained lines get one last attempt, then are dropped */
+  private stopping = false;
+  private lastError: string | undefined;
+  private syncTimer: NodeJS.Timeout | undefined;
+
+  constructor(
+    root: string,
+    private readonly queueMax: number,
+    opts: JsonlHistorySinkOptions = {},
+  ) {
+    this.dir = path.resolve(root, 'hermes');
+    this.maxBytes = opts.maxBytes ?? 256 * 1024 * 1024;
+    this.fsyncIntervalMs = opts.fsyncIntervalMs ?? 1_000;
+    this.openFn = opts.open ?? open;
+    const log = opts.log ?? silentLogger;
+    this.latch = new HealthLatch('log', log, {
+      failing: 'the event log cannot be written: hooks are refused (503) until it can; /healthz is degraded',
+      recovered: 'the event log is writable again',
+    });
+    this.sync = new HistorySync(this.dir, (err) => (err === undefined ? this.latch.recover('fsync') : this.failed('fsync', err)));
+    this.handles = new HandlePool(this.dir, this.openFn, log, this.sync, (f) => this.forgetIfIdle(f));
+    this.probe = new WriteProbe(this.dir, this.openFn, opts.probeIntervalMs ?? PROBE_INTERVAL_MS, {
+      failing: () => this.latch.has('write') && !this.closed,
+      writable: () => {
+        this.latch.recover('write', { retained_events: this.ledger.count.retained, dropped_events: this.ledger.count.dropped });
+        this.resume();
+      },
+      stillFailing: (err) => (this.lastError = errorCode(err)),
+    });
+    if (this.fsyncIntervalMs > 0) {
+      this.syncTimer = setInterval(() => this.sync.all(this.files.values()), this.fsyncIntervalMs);
+      this.syncTimer.unref();
+    }
+  }
+
+  refusal(): string | undefined {
+    let why: string | undefined;
+    if (this.closed) why = 'closed';
+    else if (this.latch.has('write')) why = this.latch.reason('write');
+    else if (this.ledger.count.queued >= this.queueMax || this.ledger.count.queuedBytes >= this.maxBytes) why = 'queue full';
+    if (why) this.refused++;
+    return why;
+  }
+
+  health(): Degradation | undefined {
+    return this.latch.current();
+  }
+
+  write(events: readonly AepEvent[]): Promise<WriteOutcome> {
+    if (events.length === 0) return Promise.resolve({ written: 0, retained: 0, lost: 0 });
+    if (this.closed) {
+      this.ledger.count.dropped += events.length;
+      return Promise.resolve({ written: 0, retained: 0, lost: events.length, reason: 'closed' });
+    }
+    const byFile = linesByFile(this.dir, events);
+    return new Promise((resolve) => {
+      const hook = new PendingWrite(byFile.size, byFile.size, resolve);
+      for (const [file, lines] of byFile) {
+        // Belt and braces: the encoded name can never leave the history dir.
+        if (path.dirname(file) !== this.dir) {
+          this.ledger.count.dropped += lines.length;
+          hook.answer(lines.length, 'lost', 'log path escaped the log dir');
+          hook.finish(lines.length, false);
+          continue;
+        }
+        const entry = { buf: Buffer.from(lines.join(''), 'utf8'), lines: lines.length, hook, attempts: 0, answered: false, held: false };
+        this.ledger.queue(entry);
+        let f = this.files.get(file);
+        if (!f) this.files.set(file, (f = newHistoryFile(file)));
+        this.handles.touch(f);
+        f.queue.push(entry);
+        // a file parked behind retained lines (a caller that ignored `refusal`): held with them
+        if (!f.pumping && this.parked(f)) this.ledger.retain(f, 0, this.latch.reason('write') ?? 'write failed', this.stopping);
+        else this.kick(f);
+      }
+    });
+  }
+
+  /** Whether `f` waits for the probe: its first lines failed, and writes still fail. */
+  private parked(f: HistoryFile): boolean {
+    return f.queue.length > 0 && f.queue[0]!.attempts > 0 && this.latch.has('write') && !this.stopping;
+  }
+
+  /** The history takes writes again: retained lines go first, file by file, in their order. */
+  private resume(): void {
+    for (const f of this.files.values()) if (f.queue.length > 0) this.kick(f);
+  }
+
+  /** Start the file's write loop unless it runs. */
+  private kick(f: HistoryFile): void {
+    if (f.pumping) return;
+    f.pumping = true;
+    void this.pumps.add(() => this.pump(f));
+  }
+
+  private forgetIfIdle(f: HistoryFile): void {
+    if (!f.handle && !f.pumping && f.queue.length === 0) this.files.delete(f.path);
+  }
+
+  /** The one write loop of a file: each turn writes everything queued meanwhile, in one call. */
+  private async pump(f: HistoryFile): Promise<void> {
+    try {
+      while (f.queue.length > 0) {
+        // lines that failed wait for the probe to find the history dir writable again; what queued behind them is held too
+        if (this.parked(f)) {
+          this.ledger.retain(f, 0, this.latch.reason('write') ?? 'write failed', this.stopping);
+          break;
+        }
+        // a handle evicted while this loop used it: closed between groups, reopened as the newest
+        if (f.evicted) this.handles.release(f);
+        if (!f.handle) {
+          try {
+            await this.handles.acquire(f);
+          } catch (err) {
+            this.failed('open', err);
+            this.ledger.retain(f, f.queue.length, `open failed: ${errorCode(err)}`, this.stopping);
+            continue;
+          }
+        }
+        let bytes = 0;
+        let n = 0;
+        while (n < f.queue.length && (n === 0 || bytes + f.queue[n]!.buf.length <= MAX_GROUP_BYTES)) bytes += f.queue[n++]!.buf.length;
+        await this.writeGroup(f, f.handle!, n);
+      }
+    } finally {
+      f.pumping = false;
+      if (f.evicted) this.handles.release(f);
+      this.forgetIfIdle(f);
+    }
+  }
+
+  /** Write the first `n` queued entries of `f` with one call; on failure keep the whole hooks that landed. */
+  private async writeGroup(f: HistoryFile, handle: FileHandle, n: number): Promise<void> {
+    const group = f.queue.slice(0, n);
+    const buf = n === 1 ? group[0]!.buf : Buffer.concat(group.map((e) => e.buf));
+    const start = f.size;
+    const { written, error } = await writeFully(handle, buf);
+    let ok = n;
+    if (error) {
+      this.failed('write', error);
+      // keep the whole hooks that landed; cut the rest, so the file ends in a complete line
+      let keep = 0;
+      ok = 0;
+      while (ok < group.length && keep + group[ok]!.buf.length <= written) keep += group[ok++]!.buf.length;
+      try {
+        f.size = await cutBack(handle, start, written, start + keep);
+      } catch (err) {
+        // the tail could not be repaired here: the handle goes, reopening repairs it
+        this.failed('write', err);
+        this.handles.release(f);
+      }
+    } else {
+      this.groups++;
+      f.size = start + buf.length;
+    }
+    if (ok > 0) f.sync.gen++;
+    // AEP_FSYNC_INTERVAL_MS=0: the group reaches the disk before any of its hooks is answered
+    if (ok > 0 && this.fsyncIntervalMs === 0) await this.sync.file(f);
+    for (const e of f.queue.splice(0, ok)) this.ledger.landed(e);
+    if (error) this.ledger.retain(f, n - ok, `write failed: ${errorCode(error)}`, this.stopping);
+  }
+
+  private failed(kind: 'open' | 'write' | 'fsync', err: unknown): void {
+    this.errors++;
+    const code = errorCode(err);
+    this.lastError = code;
+    if (kind === 'fsync') {
+      this.latch.fail('fsync', `fsync failed: ${code}`);
+      return;
+    }
+    this.latch.fail('write', `${kind} failed: ${code}`);
+    if (!this.closed) this.probe.start();
+  }
+
+  /**
+   * At daemon start: find out now whether the history dir takes writes, so an
+   * unwritable or full one shows on /healthz (and stderr) before the first
+   * hook, and hooks are refused (503) from the start. Never throws.
+   */
+  async start(): Promise<void> {
+    try {
+      await probeWrite(this.dir, this.openFn);
+    } catch (err) {
+      this.failed('write', err);
+    }
+  }
+
+  async flush(): Promise<void> {
+    // every write loop runs until its queue is empty (or parked on a failing disk); loops started meanwhile are awaited too
+    await this.pumps.onIdle();
+    await Promise.all([...this.files.values()].map((f) => this.sync.file(f)));
+  }
+
+  async shutdown(): Promise<void> {
+    if (this.closed) return;
+    // retained lines get one last attempt, whatever the probe last saw; what still fails is dropped and counted
+    this.stopping = true;
+    this.resume();
+    await this.flush();
+    this.closed = true;
+    if (this.syncTimer) clearInterval(this.syncTimer);
+    this.probe.stop();
+    this.latch.close();
+    const files = [...this.files.values()];
+    this.files.clear();
+    await this.handles.releaseAll(files);
+  }
+
+  stats(): Record<string, number | boolean | string> {
+    const l = this.ledger.count;
+    return {
+      written: l.written,
+      queued: l.queued,
+      retained: l.retained,
+      queued_bytes: l.queuedBytes,
+      dropped: l.dropped,
+      errors: this.errors,
+      refused: this.refused,
+      groups: this.groups,
+      fsyncs: this.sync.fsyncs,
+      fsync_interval_ms: this.fsyncIntervalMs,
+      repaired_tails: this.handles.repaired,
+      open_files: this.handles.open,
+      ...(this.lastError ? { last_error: this.lastError } : {}),
+    };
+  }
+}

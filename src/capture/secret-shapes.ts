@@ -146,10 +146,18 @@ function redactSecretlintFindings(text: string): string {
   const found = scanWithSecretlint(text);
   if (found.failed) return SECRET_MARKER;
   const ranges: Range[] = [];
+  // the token run last walked: every end inside it reaches the same place (many findings in one run stay linear)
+  let runFrom = -1;
+  let runTo = -1;
   for (const { rule, range } of found.reports) {
     const start = Math.max(0, Math.min(range[0], text.length));
     let end = Math.min(Math.max(range[1], start), text.length);
-    while (end < text.length && TOKEN_CHAR_RE.test(text[end]!)) end++;
+    if (end >= runFrom && end <= runTo) end = runTo;
+    else {
+      runFrom = end;
+      while (end < text.length && TOKEN_CHAR_RE.test(text[end]!)) end++;
+      runTo = end;
+    }
     if (URL_PASSWORD_RULES.has(rule) && URL_PASSWORD_RE.test(text.slice(start, end))) continue;
     ranges.push([start, end]);
   }

@@ -202,7 +202,8 @@ describe('redaction cost is linear in the input', () => {
         ratios.push(ratio);
         expect(ratio, `unit ${JSON.stringify(unit.slice(0, 80))} filler ${JSON.stringify(filler)} periodic ${periodic}`).toBeLessThan(limit);
       }),
-      { numRuns: 40 },
+      // found by this property once: many secretlint findings inside one long run of token characters
+      { numRuns: 40, examples: [[{ unit: 'AIza--password=glpat-shpat_', filler: 'a', periodic: true }]] },
     );
     ratios.sort((a, b) => a - b);
     console.log(`growth ${GROWTH}x: cost ratio median ${ratios[ratios.length >> 1]!.toFixed(2)}, max ${ratios[ratios.length - 1]!.toFixed(2)}`);

@@ -5,10 +5,10 @@ import type { EventSink } from '../../src/sinks/sink.js';
 import { HealthLatch, type Degradation } from '../../src/sinks/health-latch.js';
 import { silentLogger, type Logger } from '../../src/daemon/log.js';
 import { CountingExporter } from './counting-exporter.js';
-import { traceparent } from './ids.js';
 import type { OtelConfig } from './otel-config.js';
 import type { TraceSampler } from './sampler.js';
-import { SpanBuilder } from './span-builder.js';
+import { SpanBuilder, type SpanCtx } from './span-builder.js';
+import type { SpanContextSource } from './span-context-stage.js';
 import type { SpanRecord } from './span-record.js';
 import type { BuilderCapture, BuilderState } from './builder-state.js';
 
@@ -36,12 +36,14 @@ export interface MirrorOptions {
 }
 
 /**
- * The OpenTelemetry mirror, as the FIRST sink on the bus: it stamps each
- * event's `traceparent` (later sinks serialize it), feeds the span builder,
- * and hands finished spans to the SDK's batch processor. Nothing here awaits
- * export; the processor's queue is bounded and every span lost is counted.
+ * The OpenTelemetry mirror. Its span builder takes each event in the
+ * pipeline's span context stage (`assign`, before the bus), and the spans an
+ * event finishes go to the SDK's batch processor from there. On the bus it is
+ * a sink like any other, for /healthz, flush and shutdown: it takes nothing
+ * from `write`. Nothing here awaits export; the processor's queue is bounded
+ * and every span lost is counted.
  */
-export class OtelMirror implements EventSink {
+export class OtelMirror implements EventSink, SpanContextSource {
   readonly name = 'otel';
   readonly builder: SpanBuilder;
   private readonly exporter: CountingExporter;
@@ -115,14 +117,16 @@ export class OtelMirror implements EventSink {
     })());
   }
 
-  write(events: readonly AepEvent[]): void {
+  /** One live event (the span context stage calls this): the spans it finishes go to export. */
+  assign(ev: AepEvent): SpanCtx | undefined {
     this.settle();
-    for (const ev of events) {
-      const { ctx, finished } = this.builder.accept(ev);
-      if (ctx) ev.traceparent = traceparent(ctx.traceId, ctx.spanId, ctx.sampled);
-      this.enqueue(finished);
-    }
+    const { ctx, finished } = this.builder.accept(ev);
+    this.enqueue(finished);
+    return ctx;
   }
+
+  /** The events already went through `assign`, in the stage before the bus. */
+  write(): void {}
 
   private enqueue(records: readonly SpanRecord[]): void {
     for (const r of records) {

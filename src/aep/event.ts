@@ -19,7 +19,7 @@ export interface AepEvent {
   readonly severity: Severity;
   readonly capture: CaptureLevel;
   /** W3C traceparent of the span this event belongs to, when the OTel mirror is on. */
-  traceparent?: string;
+  readonly traceparent?: string;
   /** extension attributes (AEP-0001 §5.4): the model, platform and provider Hermes reports */
   readonly hermesmodel?: string;
   readonly hermesplatform?: string;

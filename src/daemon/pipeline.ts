@@ -8,6 +8,29 @@ import type { DriftWatch } from './drift.js';
 import type { Logger } from './log.js';
 
 /**
+ * A step between identity and the bus that may add to each event (the OTel
+ * span context stage stamps `traceparent`). It returns NEW events and never
+ * throws into the hook path; the pipeline freezes what it returns, so every
+ * sink gets the same immutable events, in whatever order they were added.
+ */
+export interface EventStage {
+  process(events: readonly AepEvent[]): readonly AepEvent[];
+  /** events the stage could not do its part for (passed on as they came), for /healthz */
+  readonly errors?: number;
+}
+
+export interface PipelineOptions {
+  readonly policy: CapturePolicy;
+  readonly identity: IdentityStage;
+  /** runs after identity, before the bus (the span context stage when the mirror is on) */
+  readonly stamp?: EventStage;
+  readonly bus: EventBus;
+  readonly drift: DriftWatch;
+  readonly clock?: () => Date;
+  readonly log?: Logger;
+}
+
+/**
  * What became of one hook, when it is answered:
  * - `recorded`: every event it became reached the operating system (or it became none);
  * - `refused`: a durable sink could not take it (log failing, queue full), so it was
@@ -19,14 +42,14 @@ import type { Logger } from './log.js';
  * - `lost`: processed, and some events were given up at once (counted).
  */
 export type HookOutcome =
-  | { readonly status: 'recorded'; readonly events: AepEvent[] }
+  | { readonly status: 'recorded'; readonly events: readonly AepEvent[] }
   | { readonly status: 'refused'; readonly reason: string }
-  | { readonly status: 'retained'; readonly events: AepEvent[]; readonly reason: string; readonly written: Promise<boolean> }
-  | { readonly status: 'lost'; readonly events: AepEvent[]; readonly lost: number; readonly reason: string };
+  | { readonly status: 'retained'; readonly events: readonly AepEvent[]; readonly reason: string; readonly written: Promise<boolean> }
+  | { readonly status: 'lost'; readonly events: readonly AepEvent[]; readonly lost: number; readonly reason: string };
 
 /**
  * One hook, start to finish: admission → drift check → pure mapping →
- * identity → bus. Everything up to the bus runs synchronously, in arrival
+ * identity → stamp → bus. Everything up to the bus runs synchronously, in arrival
  * order (that is what orders each session's events); the returned promise
  * settles when the durable sinks have the events (group commit), and never
  * rejects.
@@ -42,14 +65,23 @@ export class HookPipeline {
   /** hooks processed whose events (some or all) were given up */
   lost = 0;
 
-  constructor(
-    private readonly policy: CapturePolicy,
-    private readonly identity: IdentityStage,
-    private readonly bus: EventBus,
-    private readonly drift: DriftWatch,
-    private readonly clock: () => Date = () => new Date(),
-    private readonly log?: Logger,
-  ) {}
+  private readonly policy: CapturePolicy;
+  private readonly identity: IdentityStage;
+  private readonly stamp: EventStage | undefined;
+  private readonly bus: EventBus;
+  private readonly drift: DriftWatch;
+  private readonly clock: () => Date;
+  private readonly log: Logger | undefined;
+
+  constructor(o: PipelineOptions) {
+    this.policy = o.policy;
+    this.identity = o.identity;
+    this.stamp = o.stamp;
+    this.bus = o.bus;
+    this.drift = o.drift;
+    this.clock = o.clock ?? (() => new Date());
+    this.log = o.log;
+  }
 
   /**
    * `spooled`: the hook came from the shim's spool. Its events are timed at
@@ -64,10 +96,12 @@ export class HookPipeline {
       return Promise.resolve({ status: 'refused', reason: refusal });
     }
     this.drift.check(env);
-    let events: AepEvent[];
+    let events: readonly AepEvent[];
     try {
       events = this.identity.process(env, mapHook(env, this.policy), spooled?.arrival ?? this.clock());
       if (spooled) events = events.map((e) => ({ ...e, hermesspool: spooled.key }));
+      if (this.stamp) events = this.stamp.process(events);
+      events = events.map((e) => Object.freeze(e));
     } catch (err) {
       this.failed++;
       this.log?.error('hook could not be mapped; answered and counted', { error: (err as Error).name });

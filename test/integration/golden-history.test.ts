@@ -6,6 +6,7 @@ import { InMemorySpanExporter, type ReadableSpan } from '@opentelemetry/sdk-trac
 import { OtelMirror } from '../../exporters/otel/otel-mirror.js';
 import { loadOtelConfig } from '../../exporters/otel/otel-config.js';
 import { samplerFromEnv } from '../../exporters/otel/sampler.js';
+import { SpanContextStage } from '../../exporters/otel/span-context-stage.js';
 import { defaultPolicy } from '../../src/capture/policy.js';
 import { createHookApp } from '../../src/daemon/hook-app.js';
 import { silentLogger } from '../../src/daemon/log.js';
@@ -18,7 +19,8 @@ import { JSON_WORKER, ROOT } from '../support/paths.js';
  * sent (fixtures/hermes-recorded*), byte for byte, against what the daemon
  * made of them before the core refactor (fixtures/golden-history, recorded
  * from main at 938bdb1 with GOLDEN_UPDATE=1). Clock and ids are fixed; the
- * wiring is the daemon's: the OTel mirror and the JSONL history on one bus.
+ * wiring is the daemon's: the span context stage, then the OTel mirror and
+ * the JSONL history on one bus.
  */
 const SETS = [
   { version: '0.18.2', dir: path.join(ROOT, 'fixtures', 'hermes-recorded', 'raw') },
@@ -89,6 +91,7 @@ async function play(file: string): Promise<Map<string, string>> {
     const { app } = createHookApp({
       policy,
       identity,
+      stamp: new SpanContextStage(mirror),
       sinks: [mirror, history],
       log: silentLogger,
       maxBodyBytes: 64 * 1024 * 1024,

@@ -1,4 +1,5 @@
 import { extraOf, type HookEnvelope } from '../hermes/envelope.js';
+import { X_HERMES } from '../aep/lifecycle.js';
 
 /**
  * Vendor facts the pinned mapping does not carry in `data` but a trace wants:
@@ -18,12 +19,12 @@ const id = (v: unknown): string | undefined => (typeof v === 'string' && IDENTIF
 
 /** Which extension attributes an event of `type` carries, from its envelope. */
 export function hermesExtensions(env: HookEnvelope, type: string): HermesExtensions {
-  if (type !== 'run.started' && type !== 'session.started' && type !== 'x.hermes.api.error') return {};
+  if (type !== 'run.started' && type !== 'session.started' && type !== X_HERMES.apiError) return {};
   const x = extraOf(env);
   const out: HermesExtensions = {};
   const model = id(x.model);
   const platform = id(x.platform);
-  const provider = type === 'x.hermes.api.error' ? id(x.provider) : undefined;
+  const provider = type === X_HERMES.apiError ? id(x.provider) : undefined;
   if (model) out.hermesmodel = model;
   if (platform) out.hermesplatform = platform;
   if (provider) out.hermesprovider = provider;

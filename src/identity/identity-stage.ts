@@ -2,7 +2,8 @@ import { extraOf, str, type HookEnvelope } from '../hermes/envelope.js';
 import { CLARIFY_TOOL } from '../mapping/clarify.js';
 import { levelFor, type CapturePolicy } from '../capture/policy.js';
 import type { MappedEvent } from '../mapping/types.js';
-import { UNKNOWN_SESSION, type AepEvent, type Severity } from '../aep/event.js';
+import { UNKNOWN_SESSION, type AepEvent } from '../aep/event.js';
+import { X_HERMES, isOutcome, isSessionScoped, isTerminalOf, severityOf } from '../aep/lifecycle.js';
 import { hermesExtensions } from './extensions.js';
 import { MAX_ENDED_RUNS_PER_SESSION, MAX_PENDING_PER_SESSION, boundedAdd, boundedSet, newLane, type PendingCard, type SessionLane } from './lanes.js';
 import { decodeLane, encodeLane, isDormant, type DormantLane } from './lane-state.js';
@@ -32,12 +33,6 @@ export interface IdentityCounters {
 }
 
 const APPROVAL_HOOKS = new Set(['pre_approval_request', 'post_approval_response']);
-const RUN_TERMINALS = new Set(['run.finished', 'run.cancelled', 'run.failed']);
-const TOOL_TERMINALS = new Set(['tool.completed', 'tool.failed', 'tool.denied']);
-const CARD_TERMINALS = new Set(['attention.answered', 'attention.timeout', 'attention.resolved']);
-/** Session-scoped types that belong to no run. */
-const SESSION_SCOPED = new Set(['session.started', 'session.ended', 'x.hermes.session.reset']);
-const SEVERITY: Readonly<Record<string, Severity>> = { 'x.hermes.api.error': 'error', 'run.failed': 'error' };
 
 /**
  * The identity stage: gives each mapped event its session, run, seq, epoch,
@@ -83,7 +78,7 @@ export class IdentityStage {
     const turn = str(x.turn_id) ?? str(x.parent_turn_id);
     const out: AepEvent[] = [];
     const emit = (m: MappedEvent, extra: { run?: string | undefined; cause?: string | undefined; subject?: string | undefined } = {}): AepEvent => {
-      const run = SESSION_SCOPED.has(m.type) ? undefined : 'run' in extra ? extra.run : (turn ?? lane.currentRun);
+      const run = isSessionScoped(m.type) ? undefined : 'run' in extra ? extra.run : (turn ?? lane.currentRun);
       const subject = extra.subject ?? m.subject;
       const capture = levelFor(this.opts.policy, m.type);
       const ev: AepEvent = {
@@ -99,7 +94,7 @@ export class IdentityStage {
         epoch: this.opts.epoch,
         ...(extra.cause !== undefined ? { cause: extra.cause } : {}),
         ...(subject !== undefined ? { subject } : {}),
-        severity: SEVERITY[m.type] ?? 'info',
+        severity: severityOf(m.type),
         capture,
         // vendor facts are metadata: not at `none`
         ...(capture === 'none' ? {} : hermesExtensions(env, m.type)),
@@ -163,7 +158,7 @@ export class IdentityStage {
       }
       return;
     }
-    if (RUN_TERMINALS.has(m.type)) {
+    if (isTerminalOf(m.type, 'run')) {
       const run = turn ?? lane.currentRun;
       if (run && lane.endedRuns.has(run)) {
         this.counters.duplicateTerminals++;
@@ -188,7 +183,7 @@ export class IdentityStage {
       if (callId && env.tool_name === CLARIFY_TOOL) boundedAdd(lane.noCard, callId, MAX_PENDING_PER_SESSION);
       return;
     }
-    if (TOOL_TERMINALS.has(m.type)) {
+    if (isTerminalOf(m.type, 'tool')) {
       if (callId && lane.endedTools.has(callId)) {
         this.counters.duplicateTerminals++;
         return;
@@ -221,7 +216,7 @@ export class IdentityStage {
       }
       return;
     }
-    if (CARD_TERMINALS.has(m.type)) {
+    if (isOutcome(m.type, 'card')) {
       const card = isApproval ? takeApproval(lane, approvalKey(x), callId) : takeClarify(lane, callId);
       if (!card) {
         if (!isApproval && callId && lane.noCard.delete(callId)) {
@@ -321,14 +316,14 @@ export class IdentityStage {
       default:
         break;
     }
-    if (RUN_TERMINALS.has(ev.type) && ev.run) {
+    if (isTerminalOf(ev.type, 'run') && ev.run) {
       lane.openRuns.delete(ev.run);
       boundedAdd(lane.endedRuns, ev.run, MAX_ENDED_RUNS_PER_SESSION);
       if (lane.currentRun === ev.run) lane.currentRun = [...lane.openRuns.keys()].pop();
-    } else if (TOOL_TERMINALS.has(ev.type) && typeof callId === 'string') {
+    } else if (isTerminalOf(ev.type, 'tool') && typeof callId === 'string') {
       lane.tools.delete(callId);
       boundedAdd(lane.endedTools, callId, MAX_ENDED_RUNS_PER_SESSION);
-    } else if (CARD_TERMINALS.has(ev.type) && ev.subject) {
+    } else if (isOutcome(ev.type, 'card') && ev.subject) {
       const i = lane.approvals.findIndex((c) => c.id === ev.subject);
       if (i >= 0) lane.approvals.splice(i, 1);
       for (const [k, c] of lane.clarify) if (c.id === ev.subject) lane.clarify.delete(k);
@@ -443,7 +438,7 @@ function unpairedCard(m: MappedEvent): MappedEvent {
   const data: Record<string, unknown> = { of: m.type };
   if (typeof m.data.resolution === 'string') data.resolution = m.data.resolution;
   if (typeof answer.option === 'string') data.option = answer.option;
-  return { type: 'x.hermes.attention.unpaired', data, ...(m.subject ? { subject: m.subject } : {}) };
+  return { type: X_HERMES.attentionUnpaired, data, ...(m.subject ? { subject: m.subject } : {}) };
 }
 
 function approvalKey(x: Record<string, unknown>): string {

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { AepEvent } from '../../../src/aep/event.js';
 import { SpanContextStage } from '../../../exporters/otel/span-context-stage.js';
+import { inProcessDaemon } from '../../support/in-process-daemon.js';
+import { scriptedSession } from '../../support/scripted-session.js';
 import type { SpanCtx } from '../../../exporters/otel/span-builder.js';
 
 const event = (id: string, type = 'tool.requested'): AepEvent => ({
@@ -63,5 +65,27 @@ describe('span context stage', () => {
     expect(out.map((e) => e.id)).toEqual(['ok1', 'bad', 'ok2']);
     expect(out.map((e) => e.traceparent !== undefined)).toEqual([true, false, true]);
     expect(stage.errors).toBe(1);
+  });
+
+  it('in the daemon: a failing stage costs no hook its events, and /healthz counts it', async () => {
+    const d = inProcessDaemon({
+      stamp: new SpanContextStage({
+        assign: () => {
+          throw new Error('boom');
+        },
+      }),
+    });
+    try {
+      const before = (await d.app.inject({ method: 'GET', url: '/healthz' })).json();
+      expect(before.stamp_errors).toBeUndefined();
+      for (const e of scriptedSession().envelopes.slice(0, 4)) expect((await d.app.inject({ method: 'POST', url: '/hook', payload: e })).statusCode).toBe(200);
+      expect(d.memory.events.length).toBeGreaterThan(0);
+      expect(d.memory.events.every((e) => e.traceparent === undefined && Object.isFrozen(e))).toBe(true);
+      const h = (await d.app.inject({ method: 'GET', url: '/healthz' })).json();
+      expect(h.stamp_errors).toBe(d.memory.events.length);
+      expect(h.hooks_failed).toBe(0);
+    } finally {
+      await d.app.close();
+    }
   });
 });

@@ -9,6 +9,7 @@ import { safeFileName } from '../sinks/safe-file-name.js';
 import { checkBuilderState } from '../../exporters/otel/builder-state.js';
 import type { OtelMirror } from '../../exporters/otel/otel-mirror.js';
 import { findLineEnd } from './find-line.js';
+import { historyJoins } from '../mapping/history-joins.js';
 import { MAX_SPOOL_KEYS, readSnapshot, snapshotPath, SnapshotRejected, writeSnapshot, type SnapshotContent } from './snapshot-file.js';
 import { builderStateJson } from '../../exporters/otel/builder-state.js';
 
@@ -147,7 +148,7 @@ export class Snapshotter implements EventSink {
     const files = listLogs(this.opts.logDir);
     const inWindow = (f: LogFile) => f.mtimeMs >= now - this.opts.windowMs;
     const onEvent = (ev: AepEvent) => {
-      this.opts.identity.restore(ev);
+      this.opts.identity.restore(ev, historyJoins(ev));
       this.opts.mirror?.restore(ev);
       this.opts.replayed?.(ev);
     };

@@ -5,7 +5,7 @@ import type { AepEvent } from '../../src/aep/event.js';
 import { defaultPolicy } from '../../src/capture/policy.js';
 import type { HookEnvelope } from '../../src/hermes/envelope.js';
 import { IdentityStage } from '../../src/identity/identity-stage.js';
-import { mapHook } from '../../src/mapping/map-hook.js';
+import { readHook } from '../../src/mapping/map-hook.js';
 import { safeFileName } from '../../src/sinks/safe-file-name.js';
 import { traceparent } from '../../exporters/otel/ids.js';
 import { SpanBuilder } from '../../exporters/otel/span-builder.js';
@@ -242,7 +242,7 @@ export function writeSoakHistory(o: SoakOptions): SoakHistory {
   };
   for (const { t, s, k } of timeline) {
     const env = sessions[s]!.hooks[k]! as unknown as HookEnvelope;
-    for (const ev of identity.process(env, mapHook(env, policy), new Date(t)) as AepEvent[]) {
+    for (const ev of identity.process(readHook(env, policy), new Date(t)) as AepEvent[]) {
       const { ctx } = builder.accept(ev);
       if (ctx) ev.traceparent = traceparent(ctx.traceId, ctx.spanId, ctx.sampled);
       const line = `${JSON.stringify(ev)}\n`;

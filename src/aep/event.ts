@@ -29,5 +29,8 @@ export interface AepEvent {
   readonly data: Record<string, unknown>;
 }
 
+/** The extension attributes an event may carry from its envelope (AEP-0001 §5.4). */
+export type AepExtensions = Pick<AepEvent, 'hermesmodel' | 'hermesplatform' | 'hermesprovider'>;
+
 /** The lane for events whose session cannot be known (approval payloads carry `session_id: ""`). */
 export const UNKNOWN_SESSION = 'unknown';

@@ -1,6 +1,6 @@
 import type { HookEnvelope } from '../hermes/envelope.js';
 import type { CapturePolicy } from '../capture/policy.js';
-import { mapHook } from '../mapping/map-hook.js';
+import { readHook } from '../mapping/map-hook.js';
 import type { IdentityStage } from '../identity/identity-stage.js';
 import type { EventBus } from '../sinks/event-bus.js';
 import type { AepEvent } from '../aep/event.js';
@@ -98,7 +98,7 @@ export class HookPipeline {
     this.drift.check(env);
     let events: readonly AepEvent[];
     try {
-      events = this.identity.process(env, mapHook(env, this.policy), spooled?.arrival ?? this.clock());
+      events = this.identity.process(readHook(env, this.policy), spooled?.arrival ?? this.clock());
       if (spooled) events = events.map((e) => ({ ...e, hermesspool: spooled.key }));
       if (this.stamp) events = this.stamp.process(events);
       events = events.map((e) => Object.freeze(e));

@@ -4,7 +4,7 @@ import { monotonicFactory } from 'ulid';
 import { defaultPolicy } from '../../src/capture/policy.js';
 import type { HookEnvelope } from '../../src/hermes/envelope.js';
 import { IdentityStage } from '../../src/identity/identity-stage.js';
-import { mapHook } from '../../src/mapping/map-hook.js';
+import { readHook } from '../../src/mapping/map-hook.js';
 import { safeFileName } from '../../src/sinks/safe-file-name.js';
 import { SpanContextStage } from '../../exporters/otel/span-context-stage.js';
 import { SpanBuilder } from '../../exporters/otel/span-builder.js';
@@ -242,7 +242,7 @@ export function writeSoakHistory(o: SoakOptions): SoakHistory {
   };
   for (const { t, s, k } of timeline) {
     const env = sessions[s]!.hooks[k]! as unknown as HookEnvelope;
-    for (const ev of stamp.process(identity.process(env, mapHook(env, policy), new Date(t)))) {
+    for (const ev of stamp.process(identity.process(readHook(env, policy), new Date(t)))) {
       const line = `${JSON.stringify(ev)}\n`;
       let file = lines.get(ev.session);
       if (!file) lines.set(ev.session, (file = []));

@@ -65,22 +65,10 @@ export class HookPipeline {
   /** hooks processed whose events (some or all) were given up */
   lost = 0;
 
-  private readonly policy: CapturePolicy;
-  private readonly identity: IdentityStage;
-  private readonly stamp: EventStage | undefined;
-  private readonly bus: EventBus;
-  private readonly drift: DriftWatch;
   private readonly clock: () => Date;
-  private readonly log: Logger | undefined;
 
-  constructor(o: PipelineOptions) {
-    this.policy = o.policy;
-    this.identity = o.identity;
-    this.stamp = o.stamp;
-    this.bus = o.bus;
-    this.drift = o.drift;
+  constructor(private readonly o: PipelineOptions) {
     this.clock = o.clock ?? (() => new Date());
-    this.log = o.log;
   }
 
   /**
@@ -90,26 +78,26 @@ export class HookPipeline {
    */
   handle(env: HookEnvelope, spooled?: { readonly arrival: Date; readonly key: string }): Promise<HookOutcome> {
     this.hooks++;
-    const refusal = this.bus.refusal();
+    const refusal = this.o.bus.refusal();
     if (refusal) {
       this.refused++;
       return Promise.resolve({ status: 'refused', reason: refusal });
     }
-    this.drift.check(env);
+    this.o.drift.check(env);
     let events: readonly AepEvent[];
     try {
-      events = this.identity.process(readHook(env, this.policy), spooled?.arrival ?? this.clock());
+      events = this.o.identity.process(readHook(env, this.o.policy), spooled?.arrival ?? this.clock());
       if (spooled) events = events.map((e) => ({ ...e, hermesspool: spooled.key }));
-      if (this.stamp) events = this.stamp.process(events);
+      if (this.o.stamp) events = this.o.stamp.process(events);
       events = events.map((e) => Object.freeze(e));
     } catch (err) {
       this.failed++;
-      this.log?.error('hook could not be mapped; answered and counted', { error: (err as Error).name });
+      this.o.log?.error('hook could not be mapped; answered and counted', { error: (err as Error).name });
       return Promise.resolve({ status: 'recorded', events: [] });
     }
-    const published = this.bus.publish(events);
+    const published = this.o.bus.publish(events);
     // AEP_DEBUG: the hook name and the event types and seqs it became; structural only
-    this.log?.debug('hook mapped', {
+    this.o.log?.debug('hook mapped', {
       hook: /^[a-z0-9_]{1,64}$/.test(env.hook_event_name) ? env.hook_event_name : 'other',
       events: events.map((e) => `${e.type}#${e.seq}`).join(','),
     });

@@ -1,7 +1,8 @@
 import type { AttributeValue } from '@opentelemetry/api';
+import type { UnitKind } from '../../src/aep/lifecycle.js';
 import type { Attrs } from './span-record.js';
 
-/**
+/*
  * The span builder's memory as plain JSON, for the start-up snapshot: the open
  * units and the bounded lookups that let later events find them, in columns
  * (parsing arrays of strings is several times faster than arrays of pairs).
@@ -9,8 +10,8 @@ import type { Attrs } from './span-record.js';
  * not stored (it is the sampler's decision for the trace id, taken again on
  * load, exactly as a replay of the log would).
  */
-export type UnitKind = 'run' | 'tool' | 'card' | 'delegation';
 
+/** One open unit, as saved. */
 export interface UnitState {
   readonly key: string;
   readonly kind: UnitKind;
@@ -147,7 +148,7 @@ function* array<T>(items: readonly T[], slice: number, each: (x: T) => string = 
   yield ']';
 }
 
-const KINDS = new Set<string>(['run', 'tool', 'card', 'delegation']);
+const KINDS = new Set<string>(Object.keys(KIND_LETTER));
 const STATUS = new Set<string>(['unset', 'ok', 'error']);
 
 class Bad extends Error {

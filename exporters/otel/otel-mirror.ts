@@ -1,29 +1,15 @@
-import type { InstrumentationScope } from '@opentelemetry/core';
-import type { BatchSpanProcessor, ReadableSpan, SpanExporter } from '@opentelemetry/sdk-trace';
+import type { SpanExporter } from '@opentelemetry/sdk-trace';
 import type { AepEvent } from '../../src/aep/event.js';
 import type { EventSink } from '../../src/sinks/sink.js';
-import { HealthLatch, type Degradation } from '../../src/sinks/health-latch.js';
-import { silentLogger, type Logger } from '../../src/daemon/log.js';
-import { CountingExporter } from './counting-exporter.js';
-import { traceparent } from './ids.js';
+import type { Degradation } from '../../src/sinks/health-latch.js';
+import type { Logger } from '../../src/daemon/log.js';
+import type { BuilderCapture, BuilderState } from './builder-state.js';
+import { DeferredState } from './deferred-state.js';
 import type { OtelConfig } from './otel-config.js';
 import type { TraceSampler } from './sampler.js';
-import { SpanBuilder } from './span-builder.js';
-import type { SpanRecord } from './span-record.js';
-import type { BuilderCapture, BuilderState } from './builder-state.js';
-
-/** how long after `start()` a deferred state begins to load in the background */
-const BACKGROUND_LOAD_DELAY_MS = 100;
-
-interface PendingState {
-  readonly read: () => BuilderState;
-  readonly keep: (session: string) => boolean;
-  readonly rebuild: () => void;
-  state?: BuilderState;
-  loaded: boolean;
-  readonly tail: AepEvent[];
-  at: number;
-}
+import { SpanBuilder, type SpanCtx } from './span-builder.js';
+import type { SpanContextSource } from './span-context-stage.js';
+import { SpanExport } from './span-export.js';
 
 export interface MirrorOptions {
   readonly config: OtelConfig;
@@ -36,47 +22,34 @@ export interface MirrorOptions {
 }
 
 /**
- * The OpenTelemetry mirror, as the FIRST sink on the bus: it stamps each
- * event's `traceparent` (later sinks serialize it), feeds the span builder,
- * and hands finished spans to the SDK's batch processor. Nothing here awaits
- * export; the processor's queue is bounded and every span lost is counted.
+ * The OpenTelemetry mirror. Its span builder takes each live event in the
+ * pipeline's span context stage (`assign`, before the bus), and the spans an
+ * event finishes go to export from there. On the bus it is a sink like any
+ * other, for /healthz, flush and shutdown: it takes nothing from `write`.
+ * At start it takes back what the previous process left open: a snapshot's
+ * state (`deferState`, `loadState`) and the log past it (`restore`).
  */
-export class OtelMirror implements EventSink {
+export class OtelMirror implements EventSink, SpanContextSource {
   readonly name = 'otel';
   readonly builder: SpanBuilder;
-  private readonly exporter: CountingExporter;
-  /** the export side: the OTel SDK (~200 modules), loaded once the mirror starts, not while the daemon starts */
-  private side: { processor: BatchSpanProcessor; toReadable: (r: SpanRecord) => ReadableSpan } | undefined;
-  private loading: Promise<NonNullable<OtelMirror['side']>> | undefined;
-  /** spans finished before the export side loaded (counted as handed, bounded like the queue) */
-  private early: SpanRecord[] = [];
-  private readonly scope: InstrumentationScope;
+  private readonly export: SpanExport;
+  private readonly deferred: DeferredState;
   private readonly now: () => number;
-  private handed = 0;
-  private droppedQueueFull = 0;
-  private sampledOut = 0;
   private replayed = 0;
   private replayDiscarded = 0;
   private timer: NodeJS.Timeout | undefined;
   private shut: Promise<void> | undefined;
-  private readonly latch: HealthLatch;
-  /** a snapshot's state still to load, and the log events past it (see `deferState`) */
-  private pending: PendingState | undefined;
   private started = false;
-  /** the deferred state could not be read back: the logs were replayed instead */
-  private stateRebuilt = false;
 
   constructor(private readonly opts: MirrorOptions) {
     this.builder = new SpanBuilder({ sampler: opts.sampler, ceiling: opts.config.ceiling, maxOpenUnits: opts.config.maxOpenUnits });
-    this.latch = new HealthLatch('otel', opts.log ?? silentLogger, {
-      failing: 'spans cannot be exported: they are dropped and counted until an export succeeds; /healthz is degraded',
-      recovered: 'spans are exported again',
-    });
-    // an export that fails degrades /healthz until the next one succeeds (spans lost meanwhile are counted)
-    this.exporter = new CountingExporter(opts.exporter, (ok, code) =>
-      ok ? this.latch.recover('export', { spans_failed: this.exporter.failed }) : this.latch.fail('export', `otel export failed: ${code ?? 'unknown'}`),
+    this.export = new SpanExport(opts);
+    // the start-up sweep (see start) runs once the restored units are all in
+    this.deferred = new DeferredState(
+      this.builder,
+      (ev) => this.replay(ev),
+      () => this.started && this.discardIdle(),
     );
-    this.scope = { name: 'hermes-aep', version: opts.version };
     this.now = opts.now ?? Date.now;
   }
 
@@ -87,62 +60,31 @@ export class OtelMirror implements EventSink {
    */
   start(): void {
     this.started = true;
-    if (this.pending) this.loadInBackground();
-    else this.replayDiscarded += this.builder.sweep(this.now(), this.opts.config.idleMs).length;
+    if (this.deferred.loading) this.deferred.inBackground();
+    else this.discardIdle();
     const every = Math.max(1_000, Math.min(60_000, Math.floor(this.opts.config.idleMs / 4)));
     this.timer = setInterval(() => {
-      this.settle();
-      this.enqueue(this.builder.sweep(this.now(), this.opts.config.idleMs));
+      this.deferred.settle();
+      this.export.enqueue(this.builder.sweep(this.now(), this.opts.config.idleMs));
     }, every);
     this.timer.unref();
-    this.exportSide().catch(() => undefined);
+    this.export.start();
   }
 
-  private exportSide(): Promise<NonNullable<OtelMirror['side']>> {
-    return (this.loading ??= (async () => {
-      const [{ BatchSpanProcessor }, { detectResources, envDetector, resourceFromAttributes }, { toReadableSpan }] = await Promise.all([
-        import('@opentelemetry/sdk-trace'),
-        import('@opentelemetry/resources'),
-        import('./readable-span.js'),
-      ]);
-      const resource = resourceFromAttributes({ 'service.name': 'hermes-aep', 'service.version': this.opts.version }).merge(
-        detectResources({ detectors: [envDetector] }),
-      );
-      const processor = new BatchSpanProcessor({ exporter: this.exporter, ...this.opts.config.batch });
-      this.side = { processor, toReadable: (r) => toReadableSpan(r, resource, this.scope) };
-      for (const r of this.early.splice(0)) processor.onEnd(this.side.toReadable(r));
-      return this.side;
-    })());
+  private discardIdle(): void {
+    this.replayDiscarded += this.builder.sweep(this.now(), this.opts.config.idleMs).length;
   }
 
-  write(events: readonly AepEvent[]): void {
-    this.settle();
-    for (const ev of events) {
-      const { ctx, finished } = this.builder.accept(ev);
-      if (ctx) ev.traceparent = traceparent(ctx.traceId, ctx.spanId, ctx.sampled);
-      this.enqueue(finished);
-    }
+  /** One live event (the span context stage calls this): the spans it finishes go to export. */
+  assign(ev: AepEvent): SpanCtx | undefined {
+    this.deferred.settle();
+    const { ctx, finished } = this.builder.accept(ev);
+    this.export.enqueue(finished);
+    return ctx;
   }
 
-  private enqueue(records: readonly SpanRecord[]): void {
-    for (const r of records) {
-      if (!r.sampled) {
-        this.sampledOut++;
-        continue;
-      }
-      // the processor's own buffer drops silently past maxQueueSize: refuse first, and count
-      if (this.handed - this.exporter.received >= this.opts.config.batch.maxQueueSize) {
-        this.droppedQueueFull++;
-        continue;
-      }
-      this.handed++;
-      if (this.side) this.side.processor.onEnd(this.side.toReadable(r));
-      else {
-        this.early.push(r);
-        this.exportSide().catch(() => undefined);
-      }
-    }
-  }
+  /** The events already went through `assign`, in the stage before the bus. */
+  write(): void {}
 
   /**
    * Take one event from the durable log of a previous process: rebuilds the
@@ -151,89 +93,30 @@ export class OtelMirror implements EventSink {
    * replay are discarded: the previous process exported them.
    */
   restore(ev: AepEvent): void {
-    if (this.pending) {
-      this.pending.tail.push(ev);
-      return;
-    }
+    if (!this.deferred.queue(ev)) this.replay(ev);
+  }
+
+  private replay(ev: AepEvent): void {
     this.builder.accept(ev);
     this.replayed++;
   }
 
   health(): Degradation | undefined {
-    return this.latch.current();
+    return this.export.health();
   }
 
   /**
-   * Take back a snapshot's state LATER: nothing before the daemon listens
-   * needs it (the identity stage does not depend on spans), so it is parsed,
-   * checked and loaded after `start()` in a few slices between other work,
-   * and at once the moment anything needs it (an event to map, a snapshot to
-   * save). Events restored meanwhile (the log past the snapshot) queue behind
-   * it, in order. If the state does not read back, `rebuild` replays the
-   * logs into the builder instead (they hold everything the snapshot did).
+   * Take back a snapshot's state LATER (see DeferredState): after `start()`,
+   * in slices, and at once when an event or a snapshot needs it. If it does
+   * not read back, `rebuild` replays the logs into the builder instead.
    */
   deferState(read: () => BuilderState, keep: (session: string) => boolean, rebuild: () => void): void {
-    if (this.pending || this.builder.openUnits > 0) throw new Error('deferState needs a mirror that has restored nothing yet');
-    this.pending = { read, keep, rebuild, loaded: false, tail: [], at: 0 };
+    this.deferred.defer(read, keep, rebuild);
   }
 
   /** Whether a deferred state is still to load (for /healthz). */
   get stateLoading(): boolean {
-    return this.pending !== undefined;
-  }
-
-  /** One slice of the deferred load; false when nothing is left. */
-  private loadStep(): boolean {
-    const p = this.pending;
-    if (!p) return false;
-    if (!p.loaded && !p.state) {
-      try {
-        p.state = p.read();
-      } catch {
-        // the snapshot's state is unusable: the logs are the truth (the queued tail is in them too)
-        this.pending = undefined;
-        this.stateRebuilt = true;
-        p.rebuild();
-        this.loaded();
-        return false;
-      }
-      return true;
-    }
-    if (!p.loaded) {
-      this.builder.loadState(p.state!, p.keep);
-      p.loaded = true;
-      delete p.state;
-      return true;
-    }
-    const end = Math.min(p.tail.length, p.at + 1000);
-    for (; p.at < end; p.at++) {
-      this.builder.accept(p.tail[p.at]!);
-      this.replayed++;
-    }
-    if (p.at < p.tail.length) return true;
-    this.pending = undefined;
-    this.loaded();
-    return false;
-  }
-
-  private loaded(): void {
-    // the start-up sweep (see start) runs once the restored units are all in
-    if (this.started) this.replayDiscarded += this.builder.sweep(this.now(), this.opts.config.idleMs).length;
-  }
-
-  /** Finish a deferred load now. */
-  private settle(): void {
-    while (this.loadStep());
-  }
-
-  private loadInBackground(): void {
-    const tick = () => {
-      const t0 = performance.now();
-      while (performance.now() - t0 < 10 && this.loadStep());
-      if (this.pending) setImmediate(tick);
-    };
-    // a moment after the daemon listens, so its first answers do not wait behind it (a hook settles it at once)
-    setTimeout(tick, BACKGROUND_LOAD_DELAY_MS).unref();
+    return this.deferred.loading;
   }
 
   /** What the span builder's memory depends on besides the log: a snapshot taken under another value is not loaded. */
@@ -243,13 +126,13 @@ export class OtelMirror implements EventSink {
 
   /** The builder's memory as data (tests compare it). */
   saveState(): BuilderState {
-    this.settle();
+    this.deferred.settle();
     return this.builder.saveState();
   }
 
   /** The builder's memory captured at once, for the start-up snapshot (turned into JSON in slices by its writer). */
   captureState(): BuilderCapture {
-    this.settle();
+    this.deferred.settle();
     return this.builder.captureState();
   }
 
@@ -262,49 +145,32 @@ export class OtelMirror implements EventSink {
   }
 
   flush(): Promise<void> {
-    return this.exportSide().then((s) => s.processor.forceFlush());
+    return this.export.flush();
   }
 
   shutdown(): Promise<void> {
+    // open units are NOT exported here: the next start rebuilds them from the log
     this.shut ??= (async () => {
       if (this.timer) clearInterval(this.timer);
-      this.latch.close();
-      // open units are NOT exported here: the next start rebuilds them from the log
-      let timer: NodeJS.Timeout | undefined;
-      const deadline = new Promise<void>((r) => {
-        timer = setTimeout(r, this.opts.config.shutdownTimeoutMs);
-        timer.unref();
-      });
-      await Promise.race([
-        this.exportSide()
-          .then((s) => s.processor.shutdown())
-          .catch(() => undefined),
-        deadline,
-      ]);
-      if (timer) clearTimeout(timer);
+      await this.export.shutdown();
     })();
     return this.shut;
   }
 
   stats(): Record<string, number | boolean | string> {
-    const e = this.exporter;
+    const lastError = this.export.lastError;
     return {
       exporter: this.opts.config.exporter,
       open_units: this.builder.openUnits,
       spans_finished: this.builder.counters.finished,
       spans_incomplete: this.builder.counters.incomplete,
-      spans_sampled_out: this.sampledOut,
-      spans_queued: this.handed - e.received,
-      spans_exported: e.exported,
-      spans_failed: e.failed,
-      spans_dropped_queue_full: this.droppedQueueFull,
-      spans_dropped: e.failed + this.droppedQueueFull,
+      ...this.export.stats(),
       replayed_events: this.replayed,
-      ...(this.pending ? { state_loading: true } : {}),
-      ...(this.stateRebuilt ? { state_rebuilt_from_logs: true } : {}),
+      ...(this.deferred.loading ? { state_loading: true } : {}),
+      ...(this.deferred.rebuilt ? { state_rebuilt_from_logs: true } : {}),
       replay_discarded_units: this.replayDiscarded,
       late_events: this.builder.counters.late,
-      ...(e.lastError ? { last_error: e.lastError } : {}),
+      ...(lastError ? { last_error: lastError } : {}),
     };
   }
 }

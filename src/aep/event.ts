@@ -19,7 +19,7 @@ export interface AepEvent {
   readonly severity: Severity;
   readonly capture: CaptureLevel;
   /** W3C traceparent of the span this event belongs to, when the OTel mirror is on. */
-  traceparent?: string;
+  readonly traceparent?: string;
   /** extension attributes (AEP-0001 §5.4): the model, platform and provider Hermes reports */
   readonly hermesmodel?: string;
   readonly hermesplatform?: string;
@@ -28,6 +28,9 @@ export interface AepEvent {
   readonly hermesspool?: string;
   readonly data: Record<string, unknown>;
 }
+
+/** The extension attributes an event may carry from its envelope (AEP-0001 §5.4). */
+export type AepExtensions = Pick<AepEvent, 'hermesmodel' | 'hermesplatform' | 'hermesprovider'>;
 
 /** The lane for events whose session cannot be known (approval payloads carry `session_id: ""`). */
 export const UNKNOWN_SESSION = 'unknown';

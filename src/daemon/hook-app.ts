@@ -6,7 +6,7 @@ import type { EventSink } from '../sinks/sink.js';
 import { DriftWatch } from './drift.js';
 import type { EnvelopeRecorder } from './envelope-recorder.js';
 import type { Logger } from './log.js';
-import { HookPipeline } from './pipeline.js';
+import { HookPipeline, type EventStage } from './pipeline.js';
 import { buildServer } from './server.js';
 import type { RequestGuard } from '../transport/request-guard.js';
 import { SpoolIngest } from './spool-ingest.js';
@@ -14,7 +14,9 @@ import { SpoolIngest } from './spool-ingest.js';
 export interface HookAppOptions {
   readonly policy: CapturePolicy;
   readonly identity: IdentityStage;
-  /** in bus order: the OTel mirror first, since it stamps what later sinks serialize */
+  /** the stage between identity and the bus: the OTel span context stage when the mirror is on */
+  readonly stamp?: EventStage;
+  /** every sink gets the same frozen events; their order does not matter */
   readonly sinks: readonly EventSink[];
   readonly log: Logger;
   readonly maxBodyBytes: number;
@@ -45,7 +47,7 @@ export interface HookApp {
 }
 
 /**
- * The hook path, wired once: bus and sinks, drift watch, pipeline, HTTP
+ * The hook path, wired once: stamp stage, bus and sinks, drift watch, pipeline, HTTP
  * server with its /healthz counters. The daemon's start-up and the in-process
  * tests build it the same way.
  */
@@ -53,7 +55,7 @@ export function createHookApp(o: HookAppOptions): HookApp {
   const bus = new EventBus();
   for (const s of o.sinks) bus.add(s);
   const drift = new DriftWatch(o.log);
-  const pipeline = new HookPipeline(o.policy, o.identity, bus, drift, undefined, o.log);
+  const pipeline = new HookPipeline({ policy: o.policy, identity: o.identity, ...(o.stamp ? { stamp: o.stamp } : {}), bus, drift, log: o.log });
   const recorder = o.recorder;
   const spoolOpts = o.spool;
   const spool = spoolOpts
@@ -89,6 +91,7 @@ export function createHookApp(o: HookAppOptions): HookApp {
       hooks_refused: pipeline.refused,
       hooks_retained: pipeline.retained,
       hooks_lost: pipeline.lost,
+      ...(o.stamp?.errors ? { stamp_errors: o.stamp.errors } : {}),
       sessions_active: o.identity.activeSessions,
       identity: o.identity.counters,
       drift: drift.stats(),

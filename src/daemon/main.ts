@@ -5,7 +5,7 @@ import { bumpEpoch } from '../identity/epoch-store.js';
 import { IdentityStage } from '../identity/identity-stage.js';
 import { EndedSessions } from '../identity/ended-sessions.js';
 import { JsonlHistorySink } from '../sinks/history/jsonl-history-sink.js';
-import { createExporter, loadOtelConfig, OtelMirror, samplerFromEnv } from '../../exporters/otel/index.js';
+import { createExporter, loadOtelConfig, OtelMirror, samplerFromEnv, SpanContextStage } from '../../exporters/otel/index.js';
 import { stderrLogger, type Logger } from './log.js';
 import { Snapshotter } from '../state/snapshot.js';
 import { createHookApp } from './hook-app.js';
@@ -141,7 +141,8 @@ export async function startDaemon(config: DaemonConfig, log: Logger, env: NodeJS
   const { app, bus, spool } = createHookApp({
     policy: config.policy,
     identity,
-    // the mirror first: it stamps traceparent before the log serializes
+    // the mirror's span context stage stamps traceparent before the bus (mirror off: no stamping)
+    ...(mirror ? { stamp: new SpanContextStage(mirror) } : {}),
     sinks: [...(mirror ? [mirror] : []), logSink, snapshot],
     log,
     maxBodyBytes: config.maxBodyBytes,

@@ -1,11 +1,34 @@
 import type { HookEnvelope } from '../hermes/envelope.js';
 import type { CapturePolicy } from '../capture/policy.js';
-import { mapHook } from '../mapping/map-hook.js';
+import { readHook } from '../mapping/map-hook.js';
 import type { IdentityStage } from '../identity/identity-stage.js';
 import type { EventBus } from '../sinks/event-bus.js';
 import type { AepEvent } from '../aep/event.js';
 import type { DriftWatch } from './drift.js';
 import type { Logger } from './log.js';
+
+/**
+ * A step between identity and the bus that may add to each event (the OTel
+ * span context stage stamps `traceparent`). It returns NEW events and never
+ * throws into the hook path; the pipeline freezes what it returns, so every
+ * sink gets the same immutable events, in whatever order they were added.
+ */
+export interface EventStage {
+  process(events: readonly AepEvent[]): readonly AepEvent[];
+  /** events the stage could not do its part for (passed on as they came), for /healthz */
+  readonly errors?: number;
+}
+
+export interface PipelineOptions {
+  readonly policy: CapturePolicy;
+  readonly identity: IdentityStage;
+  /** runs after identity, before the bus (the span context stage when the mirror is on) */
+  readonly stamp?: EventStage;
+  readonly bus: EventBus;
+  readonly drift: DriftWatch;
+  readonly clock?: () => Date;
+  readonly log?: Logger;
+}
 
 /**
  * What became of one hook, when it is answered:
@@ -19,14 +42,14 @@ import type { Logger } from './log.js';
  * - `lost`: processed, and some events were given up at once (counted).
  */
 export type HookOutcome =
-  | { readonly status: 'recorded'; readonly events: AepEvent[] }
+  | { readonly status: 'recorded'; readonly events: readonly AepEvent[] }
   | { readonly status: 'refused'; readonly reason: string }
-  | { readonly status: 'retained'; readonly events: AepEvent[]; readonly reason: string; readonly written: Promise<boolean> }
-  | { readonly status: 'lost'; readonly events: AepEvent[]; readonly lost: number; readonly reason: string };
+  | { readonly status: 'retained'; readonly events: readonly AepEvent[]; readonly reason: string; readonly written: Promise<boolean> }
+  | { readonly status: 'lost'; readonly events: readonly AepEvent[]; readonly lost: number; readonly reason: string };
 
 /**
  * One hook, start to finish: admission → drift check → pure mapping →
- * identity → bus. Everything up to the bus runs synchronously, in arrival
+ * identity → stamp → bus. Everything up to the bus runs synchronously, in arrival
  * order (that is what orders each session's events); the returned promise
  * settles when the durable sinks have the events (group commit), and never
  * rejects.
@@ -42,14 +65,11 @@ export class HookPipeline {
   /** hooks processed whose events (some or all) were given up */
   lost = 0;
 
-  constructor(
-    private readonly policy: CapturePolicy,
-    private readonly identity: IdentityStage,
-    private readonly bus: EventBus,
-    private readonly drift: DriftWatch,
-    private readonly clock: () => Date = () => new Date(),
-    private readonly log?: Logger,
-  ) {}
+  private readonly clock: () => Date;
+
+  constructor(private readonly o: PipelineOptions) {
+    this.clock = o.clock ?? (() => new Date());
+  }
 
   /**
    * `spooled`: the hook came from the shim's spool. Its events are timed at
@@ -58,24 +78,26 @@ export class HookPipeline {
    */
   handle(env: HookEnvelope, spooled?: { readonly arrival: Date; readonly key: string }): Promise<HookOutcome> {
     this.hooks++;
-    const refusal = this.bus.refusal();
+    const refusal = this.o.bus.refusal();
     if (refusal) {
       this.refused++;
       return Promise.resolve({ status: 'refused', reason: refusal });
     }
-    this.drift.check(env);
-    let events: AepEvent[];
+    this.o.drift.check(env);
+    let events: readonly AepEvent[];
     try {
-      events = this.identity.process(env, mapHook(env, this.policy), spooled?.arrival ?? this.clock());
+      events = this.o.identity.process(readHook(env, this.o.policy), spooled?.arrival ?? this.clock());
       if (spooled) events = events.map((e) => ({ ...e, hermesspool: spooled.key }));
+      if (this.o.stamp) events = this.o.stamp.process(events);
+      events = events.map((e) => Object.freeze(e));
     } catch (err) {
       this.failed++;
-      this.log?.error('hook could not be mapped; answered and counted', { error: (err as Error).name });
+      this.o.log?.error('hook could not be mapped; answered and counted', { error: (err as Error).name });
       return Promise.resolve({ status: 'recorded', events: [] });
     }
-    const published = this.bus.publish(events);
+    const published = this.o.bus.publish(events);
     // AEP_DEBUG: the hook name and the event types and seqs it became; structural only
-    this.log?.debug('hook mapped', {
+    this.o.log?.debug('hook mapped', {
       hook: /^[a-z0-9_]{1,64}$/.test(env.hook_event_name) ? env.hook_event_name : 'other',
       events: events.map((e) => `${e.type}#${e.seq}`).join(','),
     });

@@ -19,7 +19,6 @@ export interface LaneState {
   readonly approvals: CardState[];
   readonly clarify: [string, CardState][];
   readonly delegations: [string, string][];
-  readonly lastSeen: number;
 }
 
 /** [id, time, key, toolCallId | null, run | null] */
@@ -49,7 +48,6 @@ function saveLane(l: SessionLane): LaneState {
     approvals: l.approvals.map(card),
     clarify: [...l.clarify].map(([k, c]) => [k, card(c)]),
     delegations: [...l.delegations],
-    lastSeen: l.lastSeen,
   };
 }
 
@@ -96,7 +94,6 @@ export function decodeLane(text: string | Uint8Array, seq: number, session: stri
     approvals: s.approvals.map(uncard),
     clarify: new Map(s.clarify.map(([k, c]) => [k, uncard(c)])),
     delegations: new Map(s.delegations),
-    lastSeen: s.lastSeen,
   };
 }
 
@@ -128,6 +125,6 @@ export function checkLane(l: unknown): LaneState {
   if (!strPairs(s.openRuns) || !strs(s.endedRuns) || !strPairs(s.tools) || !strs(s.endedTools) || !strs(s.noCard)) fail('lane runs and tools');
   if (!Array.isArray(s.approvals) || !s.approvals.every(isCard)) fail('lane approvals');
   if (!Array.isArray(s.clarify) || !s.clarify.every((p) => Array.isArray(p) && p.length === 2 && isStr(p[0]) && isCard(p[1]))) fail('lane clarify');
-  if (!strPairs(s.delegations) || typeof s.lastSeen !== 'number' || !Number.isFinite(s.lastSeen)) fail('lane delegations');
+  if (!strPairs(s.delegations)) fail('lane delegations');
   return s as unknown as LaneState;
 }

@@ -1,6 +1,7 @@
 /**
- * Per-session state the identity stage needs to pair starts with terminals.
- * Every map is bounded: an entry evicted for space is counted, and its
+ * Per-session state the identity stage needs to pair starts with terminals:
+ * what `apply` (apply.ts) builds from the events, plus `seq`, which only the
+ * live stage counts (a new process starts a new epoch at 0). Every map is bounded: an entry evicted for space is counted, and its
  * terminal later simply carries no `cause` (degrading toward less claimed).
  */
 export const MAX_PENDING_PER_SESSION = 1024;
@@ -32,10 +33,9 @@ export interface SessionLane {
   readonly approvals: PendingCard[];
   readonly clarify: Map<string, PendingCard>;
   readonly delegations: Map<string, string>;
-  lastSeen: number;
 }
 
-export function newLane(session: string, now: number): SessionLane {
+export function newLane(session: string): SessionLane {
   return {
     session,
     seq: 0,
@@ -48,7 +48,6 @@ export function newLane(session: string, now: number): SessionLane {
     approvals: [],
     clarify: new Map(),
     delegations: new Map(),
-    lastSeen: now,
   };
 }
 

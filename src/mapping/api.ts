@@ -2,8 +2,7 @@ import { code, extraOf, int, nonNegInt, type HookEnvelope } from '../hermes/enve
 import type { CapturePolicy } from '../capture/policy.js';
 import { compact, gatedText } from './content.js';
 import type { MappedEvent } from './types.js';
-
-export const API_ERROR_TYPE = 'x.hermes.api.error';
+import { X_HERMES } from '../aep/lifecycle.js';
 
 /** `api_request_error` → the error FACT, vendor-namespaced; the message is redacted-gated. */
 export function mapApiRequestError(env: HookEnvelope, policy: CapturePolicy): MappedEvent[] {
@@ -13,7 +12,7 @@ export function mapApiRequestError(env: HookEnvelope, policy: CapturePolicy): Ma
     status_code: int(x.status_code),
     retry_count: nonNegInt(x.retry_count),
     reason: code(x.reason),
-    error_message: gatedText(policy, API_ERROR_TYPE, err.message),
+    error_message: gatedText(policy, X_HERMES.apiError, err.message),
   });
-  return [{ type: API_ERROR_TYPE, data }];
+  return [{ type: X_HERMES.apiError, data }];
 }

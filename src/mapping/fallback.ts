@@ -1,6 +1,7 @@
 import type { HookEnvelope } from '../hermes/envelope.js';
 import type { CapturePolicy } from '../capture/policy.js';
 import type { MappedEvent } from './types.js';
+import { X_HERMES_PREFIX, type XHermesFallbackType } from '../aep/lifecycle.js';
 
 /**
  * An unknown hook name → `x.hermes.<name with _ as .>` carrying no data: the
@@ -8,15 +9,15 @@ import type { MappedEvent } from './types.js';
  * The AEP type grammar needs at least two segments after `x.hermes`, so a
  * one-word name rides as `x.hermes.hook.<name>`.
  */
-export function fallbackType(hookName: string): string {
+export function fallbackType(hookName: string): XHermesFallbackType {
   const segments = hookName
     .toLowerCase()
     .split(/[^a-z0-9]+/)
     .filter((s) => s.length > 0)
     .slice(0, 8);
-  if (segments.length === 0) return 'x.hermes.hook.unknown';
-  if (segments.length === 1) return `x.hermes.hook.${segments[0]}`;
-  return `x.hermes.${segments.join('.')}`;
+  if (segments.length === 0) return `${X_HERMES_PREFIX}hook.unknown`;
+  if (segments.length === 1) return `${X_HERMES_PREFIX}hook.${segments[0]}`;
+  return `${X_HERMES_PREFIX}${segments.join('.')}`;
 }
 
 export function mapUnknownHook(env: HookEnvelope, _policy: CapturePolicy): MappedEvent[] {

@@ -10,6 +10,9 @@ import { mapSessionFinalize, mapSessionReset, mapSessionStart } from './session.
 import { isSmartApproval, mapSmartReviewRequest, mapSmartReviewResponse } from './smart-approval.js';
 import { mapPostToolCall, mapPreToolCall, toolOutcome } from './tool.js';
 import type { HookMapper, MappedEvent } from './types.js';
+import type { KeyedEvent, MappedHook } from '../aep/mapped.js';
+import { hermesExtensions } from './extensions.js';
+import { hookKeys } from './hook-keys.js';
 
 const preTool: HookMapper = (env, policy) => [...mapPreToolCall(env, policy), ...(env.tool_name === CLARIFY_TOOL ? mapClarifyRequest(env, policy) : [])];
 
@@ -45,4 +48,13 @@ const MAPPERS: Readonly<Record<string, HookMapper>> = {
 export function mapHook(env: HookEnvelope, policy: CapturePolicy): MappedEvent[] {
   const mapper = Object.hasOwn(MAPPERS, env.hook_event_name) ? MAPPERS[env.hook_event_name] : undefined;
   return (mapper ?? mapUnknownHook)(env, policy);
+}
+
+/** One hook as identity takes it: its AEP-level keys, and its events with the extension attributes their envelope carries. */
+export function readHook(env: HookEnvelope, policy: CapturePolicy): MappedHook {
+  const events = mapHook(env, policy).map((m): KeyedEvent => {
+    const ext = hermesExtensions(env, m.type);
+    return ext ? { ...m, ext } : m;
+  });
+  return { keys: hookKeys(env), events };
 }

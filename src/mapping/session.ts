@@ -2,6 +2,7 @@ import { code, extraOf, type HookEnvelope } from '../hermes/envelope.js';
 import type { CapturePolicy } from '../capture/policy.js';
 import { compact, gatedText } from './content.js';
 import type { MappedEvent } from './types.js';
+import { X_HERMES } from '../aep/lifecycle.js';
 
 /** `on_session_start` (brand-new sessions only) → `session.started`. */
 export function mapSessionStart(env: HookEnvelope, policy: CapturePolicy): MappedEvent[] {
@@ -17,5 +18,5 @@ export function mapSessionFinalize(_env: HookEnvelope, _policy: CapturePolicy): 
 /** `on_session_reset` carries the SUCCESSOR's id: a vendor-plane fact, never an end. */
 export function mapSessionReset(env: HookEnvelope, _policy: CapturePolicy): MappedEvent[] {
   // a vendor reason code (`new_session`, …): identifier-shaped, else left out
-  return [{ type: 'x.hermes.session.reset', data: compact({ reason: code(extraOf(env).reason) }) }];
+  return [{ type: X_HERMES.sessionReset, data: compact({ reason: code(extraOf(env).reason) }) }];
 }

@@ -2,6 +2,7 @@ import { code, extraOf, str, type HookEnvelope } from '../hermes/envelope.js';
 import type { CapturePolicy } from '../capture/policy.js';
 import { compact } from './content.js';
 import type { MappedEvent } from './types.js';
+import { GUARDRAIL, X_HERMES } from '../aep/lifecycle.js';
 
 /**
  * Hermes 0.19.0's smart approvals (`approvals.mode: smart`, its new default):
@@ -13,8 +14,6 @@ import type { MappedEvent } from './types.js';
  * that follows (surface `cli`/`gateway`) records the person's decision.
  */
 export const SMART_SURFACE = 'smart';
-export const REVIEW_REQUESTED = 'x.hermes.approval.review.requested';
-export const GUARDRAIL = 'assessment.guardrail.recorded';
 
 /** Categories carried at most (Hermes flags a command under one key per matched detector). */
 const MAX_CATEGORIES = 16;
@@ -25,7 +24,7 @@ export function isSmartApproval(env: HookEnvelope): boolean {
 
 /** `pre_approval_request {surface: smart}` → the review started (no content: the command is on the tool call). */
 export function mapSmartReviewRequest(_env: HookEnvelope, _policy: CapturePolicy): MappedEvent[] {
-  return [{ type: REVIEW_REQUESTED, data: {} }];
+  return [{ type: X_HERMES.approvalReviewRequested, data: {} }];
 }
 
 /**

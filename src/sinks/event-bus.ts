@@ -14,9 +14,9 @@ export interface PublishOutcome {
 }
 
 /**
- * Fans each batch out to every sink, in the order they were added (the OTel
- * mirror goes first: it stamps `traceparent`, which later sinks serialize).
- * A sink that throws is counted and skipped; the others are unaffected. The
+ * Fans each batch out to every sink, in the order they were added. The
+ * events are frozen (the pipeline's stages ran before): no sink sees another
+ * sink's doing, so the order carries no meaning. A sink that throws is counted and skipped; the others are unaffected. The
  * returned promise settles when the DURABLE sinks settled (never on export)
  * and never rejects.
  */

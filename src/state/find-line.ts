@@ -1,7 +1,7 @@
 import type { FileHandle } from 'node:fs/promises';
 import { open } from 'node:fs/promises';
 import type { AepEvent } from '../aep/event.js';
-import type { LogCursor } from '../daemon/log-replay.js';
+import type { HistoryCursor } from '../daemon/history-replay.js';
 
 const CHUNK = 64 * 1024;
 /** Lines up to this long are parsed whole to check them; longer ones by the id at their start. */
@@ -15,13 +15,13 @@ const MAX_PARSED_LINE = 1024 * 1024;
  * leading `{"aep":"0.1","id":…`), so content quoting the id cannot fool it.
  * Undefined if no such line lies within `maxBytes` of the end (a lost write).
  */
-export async function findLineEnd(file: string, id: string, maxBytes = 64 * 1024 * 1024): Promise<LogCursor | undefined> {
+export async function findLineEnd(file: string, id: string, maxBytes = 64 * 1024 * 1024): Promise<HistoryCursor | undefined> {
   const needle = Buffer.from(JSON.stringify(id), 'utf8');
   const fh = await open(file, 'r');
   try {
     const st = await fh.stat();
     const floor = Math.max(0, st.size - maxBytes);
-    const found = (end: number): LogCursor => ({ offset: end, ino: st.ino, mtimeMs: st.mtimeMs });
+    const found = (end: number): HistoryCursor => ({ offset: end, ino: st.ino, mtimeMs: st.mtimeMs });
     const chunk = Buffer.allocUnsafe(CHUNK);
     // the end (just past its newline) of the line whose start is still to be found; a torn last line has none
     let lineEnd = -1;

@@ -3,7 +3,7 @@ import type { FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { crc32 } from 'node:zlib';
 import { z } from 'zod';
-import type { LogCursor } from '../daemon/log-replay.js';
+import type { HistoryCursor } from '../daemon/history-replay.js';
 import { replaceDurably } from '../util/durable-file.js';
 
 /**
@@ -58,7 +58,7 @@ export interface SnapshotLane {
 
 export interface SnapshotContent {
   readonly header: SnapshotHeader;
-  readonly cursors: Map<string, LogCursor>;
+  readonly cursors: Map<string, HistoryCursor>;
   /** the span builder's state as JSON bytes (parsed and checked by its owner, when it needs it), or null */
   readonly mirror: Buffer | null;
   readonly lanes: SnapshotLane[];
@@ -91,7 +91,7 @@ const WRITE_CHUNK = 256 * 1024;
 export async function writeSnapshot(
   file: string,
   h: Omit<SnapshotHeader, 'format' | 'version' | 'lanes' | 'files' | 'body_bytes' | 'crc32'>,
-  cursors: ReadonlyMap<string, LogCursor>,
+  cursors: ReadonlyMap<string, HistoryCursor>,
   mirror: Iterable<string> | null,
   lanes: readonly SnapshotLane[],
 ): Promise<number> {
@@ -264,8 +264,8 @@ export function readSnapshot(file: string): SnapshotContent | undefined {
   return { header, cursors, mirror, lanes };
 }
 
-function readCursors(v: unknown): Map<string, LogCursor> {
-  const out = new Map<string, LogCursor>();
+function readCursors(v: unknown): Map<string, HistoryCursor> {
+  const out = new Map<string, HistoryCursor>();
   if (!Array.isArray(v) || v.length !== 4 || !v.every(Array.isArray)) return reject('cursors');
   const [names, offsets, inos, mtimes] = v as unknown[][];
   const n = names!.length;

@@ -1,16 +1,15 @@
 import path from 'node:path';
-import { closeSync, openSync, readSync } from 'node:fs';
 import type { AepEvent } from '../aep/event.js';
 import type { IdentityStage } from '../identity/identity-stage.js';
-import { emptyCounts, listLogs, logDirOf, replayLog, replayWholeLog, type LogCursor, type LogFile, type ReplayCounts } from '../daemon/log-replay.js';
+import { historyDirOf, type HistoryCursor, type ReplayCounts } from '../daemon/history-replay.js';
 import type { Logger } from '../daemon/log.js';
 import type { EventSink } from '../sinks/sink.js';
 import { safeFileName } from '../sinks/safe-file-name.js';
-import { checkBuilderState } from '../../exporters/otel/builder-state.js';
 import type { OtelMirror } from '../../exporters/otel/otel-mirror.js';
-import { findLineEnd } from './find-line.js';
-import { MAX_SPOOL_KEYS, readSnapshot, snapshotPath, SnapshotRejected, writeSnapshot, type SnapshotContent } from './snapshot-file.js';
 import { builderStateJson } from '../../exporters/otel/builder-state.js';
+import { findLineEnd } from './find-line.js';
+import { MAX_SPOOL_KEYS, snapshotPath, writeSnapshot } from './snapshot-file.js';
+import { restoreState } from './snapshot-restore.js';
 
 export interface SnapshotOptions {
   readonly stateDir: string;
@@ -66,7 +65,7 @@ export class Snapshotter implements EventSink {
   /** session → id of its last event since the previous save */
   private dirty = new Map<string, string>();
   /** log file name → how far the saved state covers it */
-  private cursors = new Map<string, LogCursor>();
+  private cursors = new Map<string, HistoryCursor>();
   private readonly file: string;
   private readonly now: () => number;
   private timer: NodeJS.Timeout | undefined;
@@ -137,117 +136,15 @@ export class Snapshotter implements EventSink {
   // ---- start-up ----
 
   /**
-   * Rebuild the previous process's memory: from the snapshot and the logs past
-   * it, or (no usable snapshot) from the logs touched within the window.
-   * Synchronous I/O: it runs before the daemon listens.
+   * Rebuild the previous process's memory: from the snapshot and the history
+   * past it, or (no usable snapshot) from the history within the window
+   * (snapshot-restore.ts). Synchronous I/O: it runs before the daemon listens.
    */
   restore(): RestoreReport {
-    const t0 = performance.now();
-    const now = this.now();
-    const files = listLogs(this.opts.logDir);
-    const inWindow = (f: LogFile) => f.mtimeMs >= now - this.opts.windowMs;
-    const onEvent = (ev: AepEvent) => {
-      this.opts.identity.restore(ev);
-      this.opts.mirror?.restore(ev);
-      this.opts.replayed?.(ev);
-    };
-    const counts = emptyCounts();
-    let fallback: string | undefined;
-    let plan: Plan | undefined;
-    try {
-      const snap = readSnapshot(this.file);
-      if (!snap) fallback = 'no snapshot';
-      else plan = this.plan(snap, files, inWindow);
-    } catch (err) {
-      // whatever is wrong with it, the logs are the truth: never a crash, never a guess
-      fallback = err instanceof SnapshotRejected ? err.message : `unreadable (${(err as Error).name})`;
-    }
-    let lanes = 0;
-    if (plan) {
-      const { snap, mirror, cursors } = plan;
-      // the sessions whose logs are gone or out of the window are not rebuilt (usually none: then no check at all)
-      const dropped = new Set([...snap.cursors.keys()].filter((name) => !cursors.has(name)));
-      const keep = dropped.size === 0 ? () => true : (session: string) => !dropped.has(`${safeFileName(session)}.jsonl`);
-      this.opts.identity.loadLanes(snap.lanes, keep);
-      if (mirror && this.opts.mirror) {
-        const m = this.opts.mirror;
-        // parsed and loaded after the daemon listens (or when first needed); unreadable → the mirror replays the logs
-        m.deferState(
-          () => checkBuilderState(JSON.parse(mirror.toString('utf8'))),
-          keep,
-          () => {
-            const c = emptyCounts();
-            for (const f of files) if (inWindow(f)) replayWholeLog(f, (ev) => m.restore(ev), c);
-            this.opts.log.error('snapshot: the span state did not read back; rebuilt from the logs', { events: c.events });
-          },
-        );
-      }
-      lanes = snap.lanes.length;
-      // then, in directory order as a replay would: the bytes past the snapshot, and the logs it does not know
-      for (const f of files) {
-        if (!inWindow(f)) continue;
-        const c = cursors.get(f.name);
-        if (c && f.size === c.offset) continue;
-        if (c) {
-          counts.files++;
-          try {
-            cursors.set(f.name, replayLog(f.path, c.offset, onEvent, counts));
-          } catch {
-            /* unreadable now: what it held is not rebuilt, as in a replay */
-          }
-        } else {
-          const read = replayWholeLog(f, onEvent, counts);
-          if (read) cursors.set(f.name, read);
-        }
-      }
-      this.cursors = cursors;
-    } else {
-      for (const f of files) {
-        if (!inWindow(f)) continue;
-        const c = replayWholeLog(f, onEvent, counts);
-        if (c) this.cursors.set(f.name, c);
-      }
-    }
-    this.report = {
-      from: plan ? 'snapshot' : 'replay',
-      ...(fallback ? { fallback } : {}),
-      ms: Math.round(performance.now() - t0),
-      lanes,
-      replay: counts,
-      spoolKeys: plan ? plan.snap.header.spool_keys : [],
-    };
-    return this.report;
-  }
-
-  /**
-   * Check a snapshot against the logs as they are now, before anything is
-   * loaded: same log dir, same mirror settings, and every log it covers still
-   * the same file and at least as long, with a line ending at the offset.
-   * Logs that are gone or fell out of the window are dropped from it (their
-   * sessions are not rebuilt, as in a replay).
-   */
-  private plan(snap: SnapshotContent, files: readonly LogFile[], inWindow: (f: LogFile) => boolean): Plan {
-    const h = snap.header;
-    if (h.daemon !== this.opts.daemonVersion) throw new SnapshotRejected(`written by daemon ${h.daemon}`);
-    if (path.resolve(h.log_dir) !== path.resolve(this.opts.logDir)) throw new SnapshotRejected('written for another log dir');
-    const want = this.opts.mirror?.stateFingerprint ?? null;
-    let mirror: Buffer | undefined;
-    if (want !== null) {
-      if (h.mirror !== want || snap.mirror === null)
-        throw new SnapshotRejected(h.mirror === null ? 'written with the mirror off' : 'written under other mirror settings');
-      mirror = snap.mirror;
-    }
-    const byName = new Map(files.map((f) => [f.name, f]));
-    const cursors = new Map<string, LogCursor>();
-    for (const [name, c] of snap.cursors) {
-      const f = byName.get(name);
-      if (!f || !inWindow(f)) continue;
-      if (f.ino !== c.ino) throw new SnapshotRejected('a log was replaced');
-      if (f.size < c.offset) throw new SnapshotRejected('a log is shorter than the snapshot');
-      if (f.size > c.offset && c.offset > 0 && !newlineBefore(f.path, c.offset)) throw new SnapshotRejected('a log does not break at the snapshot');
-      cursors.set(name, c);
-    }
-    return { snap, mirror, cursors };
+    const { report, cursors } = restoreState(this.opts, this.file, this.now());
+    this.report = report;
+    this.cursors = cursors;
+    return report;
   }
 
   // ---- while running ----
@@ -299,9 +196,9 @@ export class Snapshotter implements EventSink {
       if (spoolKeys.length > MAX_SPOOL_KEYS) throw new Abandoned(`${spoolKeys.length} spool files in flight`);
       // every captured event in its log, then where each changed log's last captured event ends
       await this.opts.drained();
-      const dir = logDirOf(this.opts.logDir);
+      const dir = historyDirOf(this.opts.logDir);
       // a few logs at a time: thousands of sessions may have changed since the last save
-      const found: (readonly [string, LogCursor | undefined])[] = [];
+      const found: (readonly [string, HistoryCursor | undefined])[] = [];
       const todo = [...dirty];
       for (let i = 0; i < todo.length; i += FIND_AT_ONCE) {
         found.push(
@@ -354,31 +251,9 @@ export class Snapshotter implements EventSink {
   }
 }
 
-interface Plan {
-  readonly snap: SnapshotContent;
-  /** the span builder's state, still JSON bytes */
-  readonly mirror: Buffer | undefined;
-  readonly cursors: Map<string, LogCursor>;
-}
-
 /** how many logs are searched for their last captured event at once */
 const FIND_AT_ONCE = 64;
 
 class Abandoned extends Error {
   override readonly name = 'Abandoned';
-}
-
-/** Whether the byte just before `offset` is a newline: the snapshot's offset is a line end. */
-function newlineBefore(file: string, offset: number): boolean {
-  try {
-    const fd = openSync(file, 'r');
-    try {
-      const b = Buffer.alloc(1);
-      return readSync(fd, b, 0, 1, offset - 1) === 1 && b[0] === 10;
-    } finally {
-      closeSync(fd);
-    }
-  } catch {
-    return false;
-  }
 }

@@ -5,6 +5,7 @@ import { IdentityStage } from '../../src/identity/identity-stage.js';
 import { createHookApp } from '../../src/daemon/hook-app.js';
 import type { AepEvent } from '../../src/aep/event.js';
 import type { EventSink } from '../../src/sinks/sink.js';
+import type { EventStage } from '../../src/daemon/pipeline.js';
 import type { RequestGuard } from '../../src/transport/request-guard.js';
 import { JSON_WORKER } from './paths.js';
 
@@ -24,7 +25,15 @@ export class MemorySink implements EventSink {
 
 /** The daemon's wiring, in process, for fastify `inject` tests. */
 export function inProcessDaemon(
-  opts: { policy?: CapturePolicy; log?: Logger; sinks?: EventSink[]; maxBodyBytes?: number; maxBodyNodes?: number; guard?: RequestGuard } = {},
+  opts: {
+    policy?: CapturePolicy;
+    log?: Logger;
+    stamp?: EventStage;
+    sinks?: EventSink[];
+    maxBodyBytes?: number;
+    maxBodyNodes?: number;
+    guard?: RequestGuard;
+  } = {},
 ) {
   const policy = opts.policy ?? defaultPolicy({ home: '/home/dev' });
   const ulid = monotonicFactory();
@@ -33,6 +42,8 @@ export function inProcessDaemon(
   const { app, bus, pipeline, drift } = createHookApp({
     policy,
     identity,
+    ...(opts.stamp ? { stamp: opts.stamp } : {}),
+    // the memory sink first: the events are frozen and stamped before the bus, so it sees what every sink sees
     sinks: [memory, ...(opts.sinks ?? [])],
     log: opts.log ?? silentLogger,
     maxBodyBytes: opts.maxBodyBytes ?? 64 * 1024 * 1024,

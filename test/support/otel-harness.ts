@@ -2,6 +2,7 @@ import { InMemorySpanExporter, type ReadableSpan } from '@opentelemetry/sdk-trac
 import { OtelMirror } from '../../exporters/otel/otel-mirror.js';
 import { loadOtelConfig } from '../../exporters/otel/otel-config.js';
 import { samplerFromEnv } from '../../exporters/otel/sampler.js';
+import { SpanContextStage } from '../../exporters/otel/span-context-stage.js';
 import { inProcessDaemon } from './in-process-daemon.js';
 import type { CapturePolicy } from '../../src/capture/policy.js';
 import type { Envelope } from './scripted-session.js';
@@ -12,7 +13,7 @@ export async function mirroredDaemon(opts: { env?: Record<string, string>; polic
   const env = { OTEL_BSP_SCHEDULE_DELAY: '0', ...opts.env };
   const config = loadOtelConfig('/nonexistent', env);
   const mirror = new OtelMirror({ config, exporter, sampler: samplerFromEnv(env), version: 'test' });
-  const d = inProcessDaemon({ sinks: [mirror], ...(opts.policy ? { policy: opts.policy } : {}) });
+  const d = inProcessDaemon({ stamp: new SpanContextStage(mirror), sinks: [mirror], ...(opts.policy ? { policy: opts.policy } : {}) });
   const feed = async (envelopes: readonly Envelope[]) => {
     for (const e of envelopes) {
       const r = await d.app.inject({ method: 'POST', url: '/hook', payload: e });

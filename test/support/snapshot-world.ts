@@ -14,6 +14,7 @@ import { JsonlHistorySink } from '../../src/sinks/history/jsonl-history-sink.js'
 import { Snapshotter, type RestoreReport } from '../../src/state/snapshot.js';
 import { loadOtelConfig } from '../../exporters/otel/otel-config.js';
 import { OtelMirror } from '../../exporters/otel/otel-mirror.js';
+import { SpanContextStage } from '../../exporters/otel/span-context-stage.js';
 import type { Envelope } from './scripted-session.js';
 
 /**
@@ -98,7 +99,15 @@ export async function openWorld(o: WorldOptions): Promise<World> {
   };
   for (const s of [...(mirror ? [mirror] : []), log, snapshot, collect]) bus.add(s);
   let clock = 0;
-  const pipeline = new HookPipeline(policy, identity, bus, new DriftWatch(silentLogger), () => new Date(clock), silentLogger);
+  const pipeline = new HookPipeline({
+    policy,
+    identity,
+    ...(mirror ? { stamp: new SpanContextStage(mirror) } : {}),
+    bus,
+    drift: new DriftWatch(silentLogger),
+    clock: () => new Date(clock),
+    log: silentLogger,
+  });
   return {
     identity,
     mirror,

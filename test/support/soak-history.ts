@@ -4,9 +4,9 @@ import { monotonicFactory } from 'ulid';
 import { defaultPolicy } from '../../src/capture/policy.js';
 import type { HookEnvelope } from '../../src/hermes/envelope.js';
 import { IdentityStage } from '../../src/identity/identity-stage.js';
-import { mapHook } from '../../src/mapping/map-hook.js';
+import { readHook } from '../../src/mapping/map-hook.js';
 import { safeFileName } from '../../src/sinks/safe-file-name.js';
-import { traceparent } from '../../exporters/otel/ids.js';
+import { SpanContextStage } from '../../exporters/otel/span-context-stage.js';
 import { SpanBuilder } from '../../exporters/otel/span-builder.js';
 import { SENTINEL, type Envelope } from './scripted-session.js';
 
@@ -227,6 +227,7 @@ export function writeSoakHistory(o: SoakOptions): SoakHistory {
   const policy = defaultPolicy({ home: '/home/dev' });
   const identity = new IdentityStage({ epoch: 0, host: 'soak-host', policy, newId: () => ulid(), maxSessions: o.sessions + 16 });
   const builder = new SpanBuilder({ sampler: () => true, ceiling: 'metadata', maxOpenUnits: o.sessions + 16 });
+  const stamp = new SpanContextStage({ assign: (ev) => builder.accept(ev).ctx });
   const lines = new Map<string, string[]>();
   let events = 0;
   let bytes = 0;
@@ -241,9 +242,7 @@ export function writeSoakHistory(o: SoakOptions): SoakHistory {
   };
   for (const { t, s, k } of timeline) {
     const env = sessions[s]!.hooks[k]! as unknown as HookEnvelope;
-    for (const ev of identity.process(env, mapHook(env, policy), new Date(t))) {
-      const { ctx } = builder.accept(ev);
-      if (ctx) ev.traceparent = traceparent(ctx.traceId, ctx.spanId, ctx.sampled);
+    for (const ev of stamp.process(identity.process(readHook(env, policy), new Date(t)))) {
       const line = `${JSON.stringify(ev)}\n`;
       let file = lines.get(ev.session);
       if (!file) lines.set(ev.session, (file = []));

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { IdentityStage } from '../../../src/identity/identity-stage.js';
 import { defaultPolicy } from '../../../src/capture/policy.js';
-import { mapHook } from '../../../src/mapping/map-hook.js';
+import { readHook } from '../../../src/mapping/map-hook.js';
 import { hookEnvelopeSchema } from '../../../src/hermes/envelope.js';
 import type { AepEvent } from '../../../src/aep/event.js';
 
@@ -12,7 +12,7 @@ function stage(maxSessions?: number) {
   let tick = 0;
   const feed = (hook: string, session: string, extra: Record<string, unknown> = {}, over: Record<string, unknown> = {}): AepEvent[] => {
     const env = hookEnvelopeSchema.parse({ hook_event_name: hook, session_id: session, tool_name: null, tool_input: null, cwd: '/', extra, ...over });
-    return s.process(env, mapHook(env, defaultPolicy()), new Date(t0 + 1000 * tick++));
+    return s.process(readHook(env, defaultPolicy()), new Date(t0 + 1000 * tick++));
   };
   return { s, feed };
 }
@@ -163,7 +163,7 @@ describe('identity stage: the edges a review found', () => {
     });
     const go = (hook: string, session: string) => {
       const env = hookEnvelopeSchema.parse({ hook_event_name: hook, session_id: session, extra: {} });
-      return st.process(env, mapHook(env, defaultPolicy()), new Date(0));
+      return st.process(readHook(env, defaultPolicy()), new Date(0));
     };
     expect(go('on_session_finalize', 'a')).toHaveLength(1);
     go('on_session_start', 'b'); // evicts a
@@ -186,7 +186,7 @@ describe('identity stage: second-review edges', () => {
     });
     const go = (hook: string, session: string, extra: Record<string, unknown> = {}) => {
       const env = hookEnvelopeSchema.parse({ hook_event_name: hook, session_id: session, tool_name: 'x', extra });
-      return st.process(env, mapHook(env, defaultPolicy()), new Date(0));
+      return st.process(readHook(env, defaultPolicy()), new Date(0));
     };
     for (const s of ['a', 'b', 'c']) go('on_session_start', s);
     const seqs = [
@@ -218,22 +218,25 @@ describe('identity stage: second-review edges', () => {
       newId: () => `i${++n}`,
       ended: { has: (k) => endedSet.has(k), add: (k) => void endedSet.add(k) },
     });
-    st.restore({
-      aep: '0.1',
-      id: 'old1',
-      type: 'run.started',
-      time: new Date(0).toISOString(),
-      source: 's',
-      agent: 'hermes',
-      session: 'x',
-      run: 'x:t:1',
-      seq: 0,
-      epoch: 0,
-      severity: 'info',
-      capture: 'metadata',
-      data: {},
-    });
+    st.restore(
+      {
+        aep: '0.1',
+        id: 'old1',
+        type: 'run.started',
+        time: new Date(0).toISOString(),
+        source: 's',
+        agent: 'hermes',
+        session: 'x',
+        run: 'x:t:1',
+        seq: 0,
+        epoch: 0,
+        severity: 'info',
+        capture: 'metadata',
+        data: {},
+      },
+      {},
+    );
     const env = hookEnvelopeSchema.parse({ hook_event_name: 'on_session_finalize', session_id: 'x', extra: {} });
-    expect(st.process(env, mapHook(env, defaultPolicy()), new Date(1))).toEqual([]);
+    expect(st.process(readHook(env, defaultPolicy()), new Date(1))).toEqual([]);
   });
 });

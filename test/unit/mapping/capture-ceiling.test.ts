@@ -3,7 +3,7 @@ import { monotonicFactory } from 'ulid';
 import { CAPTURE_LEVELS, captureRank, type CaptureLevel } from '../../../src/capture/levels.js';
 import { annotationsFor, type AnnotationNode } from '../../../src/capture/annotations.js';
 import { IdentityStage } from '../../../src/identity/identity-stage.js';
-import { mapHook } from '../../../src/mapping/map-hook.js';
+import { readHook } from '../../../src/mapping/map-hook.js';
 import { hookEnvelopeSchema } from '../../../src/hermes/envelope.js';
 import type { CapturePolicy } from '../../../src/capture/policy.js';
 import type { AepEvent } from '../../../src/aep/event.js';
@@ -27,7 +27,7 @@ function emitAll(policy: CapturePolicy, inputs: unknown[]): AepEvent[] {
   const stage = new IdentityStage({ epoch: 0, host: 'h', policy, newId: () => ulid() });
   return inputs.flatMap((raw) => {
     const env = hookEnvelopeSchema.parse(raw);
-    return stage.process(env, mapHook(env, policy), new Date());
+    return stage.process(readHook(env, policy), new Date());
   });
 }
 

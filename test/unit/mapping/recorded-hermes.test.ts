@@ -3,7 +3,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { monotonicFactory } from 'ulid';
 import { hookEnvelopeSchema, TELEMETRY_SCHEMA_VERSION } from '../../../src/hermes/envelope.js';
-import { mapHook } from '../../../src/mapping/map-hook.js';
+import { readHook } from '../../../src/mapping/map-hook.js';
 import { defaultPolicy } from '../../../src/capture/policy.js';
 import { IdentityStage } from '../../../src/identity/identity-stage.js';
 import type { AepEvent } from '../../../src/aep/event.js';
@@ -36,7 +36,7 @@ function playIn(dir: string, file: string): { envelopes: any[]; events: AepEvent
   let t = Date.parse('2026-11-29T19:00:00Z');
   const events = envelopes.flatMap((raw) => {
     const env = hookEnvelopeSchema.parse(raw);
-    return stage.process(env, mapHook(env, policy), new Date((t += 1000)));
+    return stage.process(readHook(env, policy), new Date((t += 1000)));
   });
   return { envelopes, events, dropped: stage.counters.duplicateTerminals + stage.counters.duplicateStarts };
 }

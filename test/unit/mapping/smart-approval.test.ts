@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { IdentityStage } from '../../../src/identity/identity-stage.js';
 import { defaultPolicy } from '../../../src/capture/policy.js';
-import { mapHook } from '../../../src/mapping/map-hook.js';
+import { readHook } from '../../../src/mapping/map-hook.js';
 import { hookEnvelopeSchema } from '../../../src/hermes/envelope.js';
 import type { AepEvent } from '../../../src/aep/event.js';
 import { aepValidator } from '../../support/aep-validator.js';
@@ -20,7 +20,7 @@ function session() {
   const all: AepEvent[] = [];
   const feed = (hook: string, session: string, extra: Record<string, unknown> = {}, over: Record<string, unknown> = {}): AepEvent[] => {
     const env = hookEnvelopeSchema.parse({ hook_event_name: hook, session_id: session, tool_name: null, tool_input: null, cwd: '/', extra, ...over });
-    const out = s.process(env, mapHook(env, defaultPolicy()), new Date(Date.parse('2026-12-01T10:00:00Z') + 1000 * tick++));
+    const out = s.process(readHook(env, defaultPolicy()), new Date(Date.parse('2026-12-01T10:00:00Z') + 1000 * tick++));
     all.push(...out);
     return out;
   };

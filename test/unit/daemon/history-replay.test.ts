@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { mkdirSync, utimesSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { replayRecentLogs } from '../../../src/daemon/log-replay.js';
+import { replayRecentHistory } from '../../../src/daemon/history-replay.js';
 import { tempDir } from '../../support/processes.js';
 
 const line = (i: number, session = 's') =>
@@ -17,7 +17,7 @@ describe('log replay', () => {
     const old = Date.now() / 1000 - 7200;
     utimesSync(path.join(dir, 'old.jsonl'), old, old);
     const seen: string[] = [];
-    const counts = await replayRecentLogs(root, 3_600_000, Date.now(), (e) => seen.push(e.id));
+    const counts = await replayRecentHistory(root, 3_600_000, Date.now(), (e) => seen.push(e.id));
     expect(seen).toEqual(['e1', 'e2']);
     expect(counts).toMatchObject({ files: 1, events: 2, skippedLines: 2, tailOnly: 0 });
   });
@@ -28,7 +28,7 @@ describe('log replay', () => {
     const lines = Array.from({ length: 1000 }, (_, i) => line(i));
     writeFileSync(path.join(root, 'hermes', 'big.jsonl'), `${lines.join('\n')}\n`);
     const seen: string[] = [];
-    const counts = await replayRecentLogs(root, 3_600_000, Date.now(), (e) => seen.push(e.id), 10_000);
+    const counts = await replayRecentHistory(root, 3_600_000, Date.now(), (e) => seen.push(e.id), 10_000);
     expect(counts.tailOnly).toBe(1);
     expect(counts.skippedLines).toBe(0);
     expect(seen.at(-1)).toBe('e999');

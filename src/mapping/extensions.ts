@@ -1,4 +1,6 @@
 import { extraOf, type HookEnvelope } from '../hermes/envelope.js';
+import type { AepExtensions } from '../aep/event.js';
+import { X_HERMES } from '../aep/lifecycle.js';
 
 /**
  * Vendor facts the pinned mapping does not carry in `data` but a trace wants:
@@ -7,23 +9,17 @@ import { extraOf, type HookEnvelope } from '../hermes/envelope.js';
  * the vendor's name), structural identifiers only: a value that does not look
  * like an identifier is left out rather than carried.
  */
-export interface HermesExtensions {
-  hermesmodel?: string;
-  hermesplatform?: string;
-  hermesprovider?: string;
-}
-
 const IDENTIFIER = /^[A-Za-z0-9][A-Za-z0-9._:/@+-]{0,127}$/;
 const id = (v: unknown): string | undefined => (typeof v === 'string' && IDENTIFIER.test(v) ? v : undefined);
 
-/** Which extension attributes an event of `type` carries, from its envelope. */
-export function hermesExtensions(env: HookEnvelope, type: string): HermesExtensions {
-  if (type !== 'run.started' && type !== 'session.started' && type !== 'x.hermes.api.error') return {};
+/** Which extension attributes an event of `type` carries, from its envelope (none: `undefined`). */
+export function hermesExtensions(env: HookEnvelope, type: string): AepExtensions | undefined {
+  if (type !== 'run.started' && type !== 'session.started' && type !== X_HERMES.apiError) return undefined;
   const x = extraOf(env);
-  const out: HermesExtensions = {};
+  const out: { -readonly [K in keyof AepExtensions]: AepExtensions[K] } = {};
   const model = id(x.model);
   const platform = id(x.platform);
-  const provider = type === 'x.hermes.api.error' ? id(x.provider) : undefined;
+  const provider = type === X_HERMES.apiError ? id(x.provider) : undefined;
   if (model) out.hermesmodel = model;
   if (platform) out.hermesplatform = platform;
   if (provider) out.hermesprovider = provider;

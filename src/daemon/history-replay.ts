@@ -12,11 +12,11 @@ export interface ReplayCounts {
   bytes: number;
 }
 
-/** Per-file read budget: start-up time stays bounded however long a session log grew. */
+/** Per-file read budget: start-up time stays bounded however long a session history file grew. */
 export const REPLAY_TAIL_BYTES = 32 * 1024 * 1024;
 
-/** A session log as the directory listing saw it. */
-export interface LogFile {
+/** A session history file as the directory listing saw it. */
+export interface HistoryFile {
   /** file name inside `{logDir}/hermes` */
   readonly name: string;
   readonly path: string;
@@ -25,30 +25,30 @@ export interface LogFile {
   readonly mtimeMs: number;
 }
 
-/** Where a log was read up to: the end of its last whole line (a torn last line is not counted as read). */
-export interface LogCursor {
+/** Where a history file was read up to: the end of its last whole line (a torn last line is not counted as read). */
+export interface HistoryCursor {
   readonly offset: number;
   readonly ino: number;
   readonly mtimeMs: number;
 }
 
-export const logDirOf = (logDir: string): string => path.join(logDir, 'hermes');
+export const historyDirOf = (logDir: string): string => path.join(logDir, 'hermes');
 
 /**
- * Every session log with its size, inode and mtime. Synchronous: it runs
+ * Every session history file with its size, inode and mtime. Synchronous: it runs
  * before the daemon listens, when nothing else is waiting, and 10,000 stat
  * calls without a thread-pool round trip each take tens of milliseconds
  * instead of seconds under load.
  */
-export function listLogs(logDir: string): LogFile[] {
-  const dir = logDirOf(logDir);
+export function listHistoryFiles(logDir: string): HistoryFile[] {
+  const dir = historyDirOf(logDir);
   let names: string[];
   try {
     names = readdirSync(dir).filter((f) => f.endsWith('.jsonl'));
   } catch {
     return [];
   }
-  const out: LogFile[] = [];
+  const out: HistoryFile[] = [];
   const prefix = `${dir}${path.sep}`;
   for (const name of names) {
     // a plain concatenation: path.join normalizes every one of 10,000 paths again
@@ -64,12 +64,12 @@ export function listLogs(logDir: string): LogFile[] {
 }
 
 /**
- * Read the events of one log from byte `from` (a line start, or anywhere when
+ * Read the events of one history file from byte `from` (a line start, or anywhere when
  * `fragment` says the first partial line must be skipped) to its end, in
  * order. Returns where reading stopped: the end of the last whole line. Torn
  * or foreign lines are skipped and counted; throws if the file cannot be read.
  */
-export function replayLog(file: string, from: number, onEvent: (ev: AepEvent) => void, counts: ReplayCounts, fragment = false): LogCursor {
+export function replayFile(file: string, from: number, onEvent: (ev: AepEvent) => void, counts: ReplayCounts, fragment = false): HistoryCursor {
   const fd = openSync(file, 'r');
   try {
     const st = fstatSync(fd);
@@ -124,13 +124,18 @@ function parseLine(line: string, onEvent: (ev: AepEvent) => void, counts: Replay
   onEvent(ev);
 }
 
-/** Read one whole log within the budget (its tail when longer); the cursor is where it stopped, or undefined if unreadable. */
-export function replayWholeLog(f: LogFile, onEvent: (ev: AepEvent) => void, counts: ReplayCounts, tailBytes = REPLAY_TAIL_BYTES): LogCursor | undefined {
+/** Read one whole history file within the budget (its tail when longer); the cursor is where it stopped, or undefined if unreadable. */
+export function replayWholeFile(
+  f: HistoryFile,
+  onEvent: (ev: AepEvent) => void,
+  counts: ReplayCounts,
+  tailBytes = REPLAY_TAIL_BYTES,
+): HistoryCursor | undefined {
   counts.files++;
   const start = Math.max(0, f.size - tailBytes);
   if (start > 0) counts.tailOnly++;
   try {
-    return replayLog(f.path, start, onEvent, counts, start > 0);
+    return replayFile(f.path, start, onEvent, counts, start > 0);
   } catch {
     return undefined; // unreadable: its state is simply not rebuilt
   }
@@ -139,24 +144,24 @@ export function replayWholeLog(f: LogFile, onEvent: (ev: AepEvent) => void, coun
 export const emptyCounts = (): ReplayCounts => ({ files: 0, events: 0, skippedLines: 0, tailOnly: 0, bytes: 0 });
 
 /**
- * Streams the events of every session log touched within `windowMs`, file by
+ * Streams the events of every session history file touched within `windowMs`, file by
  * file in order, to `onEvent`: how a new daemon process rebuilds the state a
  * previous one held in memory (open runs, tool calls, cards, spans). Torn or
  * foreign lines are skipped and counted; an unreadable file is skipped.
  * `cursors` (when given) receives where each file was read up to.
  */
-export async function replayRecentLogs(
+export async function replayRecentHistory(
   logDir: string,
   windowMs: number,
   nowMs: number,
   onEvent: (ev: AepEvent) => void,
   tailBytes = REPLAY_TAIL_BYTES,
-  cursors?: Map<string, LogCursor>,
+  cursors?: Map<string, HistoryCursor>,
 ): Promise<ReplayCounts> {
   const counts = emptyCounts();
-  for (const f of listLogs(logDir)) {
+  for (const f of listHistoryFiles(logDir)) {
     if (f.mtimeMs < nowMs - windowMs) continue;
-    const c = replayWholeLog(f, onEvent, counts, tailBytes);
+    const c = replayWholeFile(f, onEvent, counts, tailBytes);
     if (c && cursors) cursors.set(f.name, c);
   }
   return counts;

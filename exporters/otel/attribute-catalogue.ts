@@ -1,0 +1,86 @@
+/**
+ * Every attribute name the OpenTelemetry mirror sets, in one place: on spans,
+ * on span events, on links and on the resource. Code sets attributes through
+ * these constants only, and the README's "Spans" table lists exactly these
+ * names (both checked by test/unit/otel/attribute-catalogue.test.ts).
+ * Structural only: none of them ever carries content, except `aep.data`,
+ * which is gated by the capture ceilings.
+ */
+
+/** On spans. */
+export const SPAN_ATTR = {
+  // every span: the AEP-0005 bridge names
+  conversationId: 'gen_ai.conversation.id',
+  sessionId: 'aep.session_id',
+  runId: 'aep.run_id',
+  source: 'aep.source',
+  capture: 'aep.capture',
+  // runs and delegations (GenAI agent spans), tools (GenAI tool spans)
+  operationName: 'gen_ai.operation.name',
+  agentName: 'gen_ai.agent.name',
+  requestModel: 'gen_ai.request.model',
+  providerName: 'gen_ai.provider.name',
+  toolName: 'gen_ai.tool.name',
+  toolCallId: 'gen_ai.tool.call.id',
+  toolType: 'gen_ai.tool.type',
+  // Hermes facts
+  trigger: 'hermes.trigger',
+  platform: 'hermes.platform',
+  toolDurationMs: 'hermes.tool.duration_ms',
+  childRole: 'hermes.child_role',
+  childStatus: 'hermes.child_status',
+  durationMs: 'hermes.duration_ms',
+  // outcomes
+  outcome: 'aep.outcome',
+  cancelledBy: 'aep.cancelled_by',
+  deniedBy: 'aep.denied_by',
+  errorType: 'error.type',
+  // attention cards
+  attentionKind: 'aep.attention.kind',
+  attentionRespondVia: 'aep.attention.respond_via',
+  attentionRequestId: 'aep.attention.request_id',
+  attentionOptions: 'aep.attention.options',
+  attentionFields: 'aep.attention.fields',
+  attentionAnswerOption: 'aep.attention.answer.option',
+  attentionAnsweredVia: 'aep.attention.answered_via',
+  attentionResolution: 'aep.attention.resolution',
+  attentionLatencyMs: 'aep.attention.latency_ms',
+  // delegations
+  delegationChildSessionId: 'aep.delegation.child_session_id',
+  // units that did not finish normally
+  startUnknown: 'aep.start_unknown',
+  incomplete: 'aep.incomplete',
+  incompleteReason: 'aep.incomplete.reason',
+} as const;
+
+/** On span events (one per AEP event). */
+export const EVENT_ATTR = {
+  eventId: 'aep.event_id',
+  sequence: 'aep.sequence',
+  epoch: 'aep.epoch',
+  cause: 'aep.cause',
+  data: 'aep.data',
+  dataOmittedChars: 'aep.data.omitted_chars',
+} as const;
+
+/** On links. */
+export const LINK_ATTR = {
+  linkType: 'aep.link.type',
+  causeEventId: 'aep.cause_event_id',
+} as const;
+
+/** On the resource (OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES add to or override them). */
+export const RESOURCE_ATTR = {
+  serviceName: 'service.name',
+  serviceVersion: 'service.version',
+} as const;
+
+export type AttributePlace = 'span' | 'event' | 'link' | 'resource';
+
+/** Every name with where it goes. */
+export const ATTRIBUTE_CATALOGUE: ReadonlyMap<string, AttributePlace> = new Map<string, AttributePlace>([
+  ...Object.values(SPAN_ATTR).map((n) => [n, 'span'] as const),
+  ...Object.values(EVENT_ATTR).map((n) => [n, 'event'] as const),
+  ...Object.values(LINK_ATTR).map((n) => [n, 'link'] as const),
+  ...Object.values(RESOURCE_ATTR).map((n) => [n, 'resource'] as const),
+]);

@@ -1,0 +1,79 @@
+import type { Severity } from './event.js';
+
+/**
+ * The one AEP lifecycle table of this project: which unit families exist,
+ * which type opens each unit, which close it (AEP-0002 §2), and which are
+ * steps in between. Identity, the span builder and the span attributes read
+ * it instead of spelling the type names themselves.
+ */
+
+/** The vendor-namespaced types this project emits (`schemas/x-hermes/`). */
+export const X_HERMES = {
+  /** a failed model call (`api_request_error`) */
+  apiError: 'x.hermes.api.error',
+  /** `on_session_reset`: names the successor session, never an end */
+  sessionReset: 'x.hermes.session.reset',
+  /** a smart approval's model review started (no person is asked) */
+  approvalReviewRequested: 'x.hermes.approval.review.requested',
+  /** an attention outcome whose request is unknown (AEP-0002 §7.1 needs its id) */
+  attentionUnpaired: 'x.hermes.attention.unpaired',
+} as const;
+
+export type XHermesType = (typeof X_HERMES)[keyof typeof X_HERMES];
+
+/** The vendor namespace prefix; an unknown hook rides as `x.hermes.<name>` (mapping/fallback.ts). */
+export const X_HERMES_PREFIX = 'x.hermes.';
+export type XHermesFallbackType = `x.hermes.${string}`;
+
+/** The unit families: each opening type starts a unit its terminal types close. */
+export const FAMILIES = {
+  session: { opening: ['session.started'], steps: [], terminal: ['session.ended'] },
+  run: { opening: ['run.started'], steps: [], terminal: ['run.finished', 'run.cancelled', 'run.failed'] },
+  tool: { opening: ['tool.requested'], steps: [], terminal: ['tool.completed', 'tool.failed', 'tool.denied'] },
+  // `attention.answered` is a step: the emitter resolves right after it (AEP-0002 §7)
+  card: { opening: ['attention.requested'], steps: ['attention.answered'], terminal: ['attention.resolved', 'attention.timeout'] },
+  delegation: { opening: ['delegation.subagent.started'], steps: [], terminal: ['delegation.subagent.stopped'] },
+} as const;
+
+export type Family = keyof typeof FAMILIES;
+type Members<F extends Family> = (typeof FAMILIES)[F]['opening' | 'steps' | 'terminal'][number];
+export type LifecycleType = { [F in Family]: Members<F> }[Family];
+export type OpeningType = (typeof FAMILIES)[Family]['opening'][number];
+export type TerminalType = (typeof FAMILIES)[Family]['terminal'][number];
+
+/** Core types this project emits outside any unit family. */
+export const GUARDRAIL = 'assessment.guardrail.recorded';
+
+/** Every AEP type this project emits. */
+export type AepType = LifecycleType | typeof GUARDRAIL | XHermesType | XHermesFallbackType;
+
+/** The families whose units the span mirror draws (a session is a trace, not a span). */
+export type UnitKind = Exclude<Family, 'session'>;
+
+const FAMILY_OF = new Map<string, Family>();
+const ROLE_OF = new Map<string, 'opening' | 'step' | 'terminal'>();
+for (const [family, f] of Object.entries(FAMILIES) as [Family, (typeof FAMILIES)[Family]][]) {
+  for (const t of f.opening) (FAMILY_OF.set(t, family), ROLE_OF.set(t, 'opening'));
+  for (const t of f.steps) (FAMILY_OF.set(t, family), ROLE_OF.set(t, 'step'));
+  for (const t of f.terminal) (FAMILY_OF.set(t, family), ROLE_OF.set(t, 'terminal'));
+}
+
+/** The unit family a type belongs to, if any. */
+export const familyOf = (type: string): Family | undefined => FAMILY_OF.get(type);
+export const isOpening = (type: string): type is OpeningType => ROLE_OF.get(type) === 'opening';
+export const isTerminal = (type: string): type is TerminalType => ROLE_OF.get(type) === 'terminal';
+export const isStep = (type: string): boolean => ROLE_OF.get(type) === 'step';
+
+/** An event after its unit's opening: a step or a terminal of `family`. */
+export const isOutcome = (type: string, family: Family): boolean => familyOf(type) === family && !isOpening(type);
+
+/** A terminal of exactly `family` (the span mirror closes a unit of that kind on it). */
+export const isTerminalOf = (type: string, family: Family): boolean => familyOf(type) === family && isTerminal(type);
+
+/** Session-scoped types: they belong to no run (AEP-0002 §4). */
+const SESSION_SCOPED: ReadonlySet<string> = new Set<string>([...FAMILIES.session.opening, ...FAMILIES.session.terminal, X_HERMES.sessionReset]);
+export const isSessionScoped = (type: string): boolean => SESSION_SCOPED.has(type);
+
+const SEVERITY: Readonly<Record<string, Severity>> = { [X_HERMES.apiError]: 'error', 'run.failed': 'error' };
+/** The severity an event of `type` carries. */
+export const severityOf = (type: string): Severity => SEVERITY[type] ?? 'info';

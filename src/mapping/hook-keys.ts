@@ -1,0 +1,32 @@
+import { extraOf, str, type HookEnvelope } from '../hermes/envelope.js';
+import type { HookKeys } from '../aep/mapped.js';
+import { CLARIFY_TOOL } from './clarify.js';
+import { compact } from './content.js';
+
+/** The hooks around Hermes's own approval prompt: their payloads carry `session_id: ""` and a `session_key`. */
+const APPROVAL_HOOKS: ReadonlySet<string> = new Set(['pre_approval_request', 'post_approval_response']);
+
+/**
+ * The AEP-level keys identity places and pairs a hook's events by, read off
+ * the Hermes envelope: the session (an approval joins its `session_key` when
+ * that session is known), the turn (the run; a subagent hook names its
+ * parent's), the tool call, the approval join key (`session_key|pattern_key`),
+ * and whether a `clarify` call may raise a form card.
+ */
+export function hookKeys(env: HookEnvelope): HookKeys {
+  const x = extraOf(env);
+  const approval = APPROVAL_HOOKS.has(env.hook_event_name);
+  const sessionKey = str(x.session_key);
+  return compact({
+    session: str(env.session_id),
+    joinSession: approval ? sessionKey : undefined,
+    run: str(x.turn_id),
+    parentRun: str(x.parent_turn_id),
+    callId: str(x.tool_call_id),
+    approval: approval ? { key: approvalKey(sessionKey, str(x.pattern_key)) } : undefined,
+    formCall: env.tool_name === CLARIFY_TOOL ? true : undefined,
+  });
+}
+
+/** An approval's join key: a post pairs with the pre of the same session key and pattern. */
+export const approvalKey = (sessionKey: string | undefined, pattern: string | undefined): string => `${sessionKey ?? ''}|${pattern ?? ''}`;

@@ -1,6 +1,5 @@
-import type { AttributeValue } from '@opentelemetry/api';
 import type { UnitKind } from '../../src/aep/lifecycle.js';
-import type { Attrs } from './span-record.js';
+import type { Attrs, AttrValue } from './span-record.js';
 
 /*
  * The span builder's memory as plain JSON, for the start-up snapshot: the open
@@ -161,7 +160,7 @@ const fail = (what: string): never => {
 const isStr = (v: unknown): v is string => typeof v === 'string';
 const isNum = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v);
 
-function attrValue(v: unknown): v is AttributeValue {
+function attrValue(v: unknown): v is AttrValue {
   if (isStr(v) || isNum(v) || typeof v === 'boolean') return true;
   return Array.isArray(v) && v.every((x) => x === null || isStr(x) || isNum(x) || typeof x === 'boolean');
 }

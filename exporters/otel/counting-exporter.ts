@@ -1,9 +1,9 @@
-import type { ExportResult } from '@opentelemetry/core';
+import type { ExportResult, ExportResultCode } from '@opentelemetry/core';
 import type { ReadableSpan, SpanExporter } from '@opentelemetry/sdk-trace';
 import { errorCode } from '../../src/sinks/health-latch.js';
 
 /** `ExportResultCode.SUCCESS`, without loading @opentelemetry/core at start */
-const SUCCESS = 0;
+const SUCCESS = 0 as ExportResultCode.SUCCESS;
 
 /** Wraps an exporter to count what reached it, what it delivered, and what it lost; `onResult` hears each outcome. */
 export class CountingExporter implements SpanExporter {

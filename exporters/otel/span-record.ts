@@ -1,6 +1,7 @@
-import type { AttributeValue } from '@opentelemetry/api';
+/** The attribute values the mirror sets: OpenTelemetry's primitive values and homogeneous arrays of them (its `AnyValue` is `unknown`). */
+export type AttrValue = string | number | boolean | (string | number | boolean | null)[];
 
-export type Attrs = Record<string, AttributeValue>;
+export type Attrs = Record<string, AttrValue>;
 
 /** A finished span, as plain data: what the mirror decided, before any SDK object exists. */
 export interface SpanRecord {

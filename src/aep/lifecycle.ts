@@ -53,9 +53,18 @@ export type UnitKind = Exclude<Family, 'session'>;
 const FAMILY_OF = new Map<string, Family>();
 const ROLE_OF = new Map<string, 'opening' | 'step' | 'terminal'>();
 for (const [family, f] of Object.entries(FAMILIES) as [Family, (typeof FAMILIES)[Family]][]) {
-  for (const t of f.opening) (FAMILY_OF.set(t, family), ROLE_OF.set(t, 'opening'));
-  for (const t of f.steps) (FAMILY_OF.set(t, family), ROLE_OF.set(t, 'step'));
-  for (const t of f.terminal) (FAMILY_OF.set(t, family), ROLE_OF.set(t, 'terminal'));
+  for (const t of f.opening) {
+    FAMILY_OF.set(t, family);
+    ROLE_OF.set(t, 'opening');
+  }
+  for (const t of f.steps) {
+    FAMILY_OF.set(t, family);
+    ROLE_OF.set(t, 'step');
+  }
+  for (const t of f.terminal) {
+    FAMILY_OF.set(t, family);
+    ROLE_OF.set(t, 'terminal');
+  }
 }
 
 /** The unit family a type belongs to, if any. */

@@ -87,7 +87,7 @@ function loadTable(): ReadonlyMap<string, AnnotationNode> {
         parsed = JSON.parse(readFileSync(path, 'utf8'));
       } catch (err) {
         // A shipped schema that does not parse is a packaging defect: fail loudly.
-        throw new Error(`capture annotations: cannot parse ${path}: ${(err as Error).message}`);
+        throw new Error(`capture annotations: cannot parse ${path}: ${(err as Error).message}`, { cause: err });
       }
       if (isRecord(parsed)) table.set(type, buildNode(parsed, 'metadata'));
     }

@@ -32,7 +32,7 @@ export function flattenChoice(c: unknown): string {
     }
     return '';
   }
-  return String(c).trim();
+  return typeof c === 'number' || typeof c === 'boolean' || typeof c === 'bigint' ? String(c).trim() : '';
 }
 
 /** The choices the user is shown: flattened, empties dropped, capped; `undefined` = open-ended. */

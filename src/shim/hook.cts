@@ -145,7 +145,7 @@ const MAX_REPLY_BYTES = 1_048_576;
 export function deliver(body: Buffer, target: Target, ms: number): Promise<Outcome> {
   return new Promise((resolve) => {
     let sent = false;
-    let timer: NodeJS.Timeout | undefined;
+    let timer: NodeJS.Timeout | undefined; // eslint-disable-line prefer-const -- assigned after `done`, which clears it, is defined
     // the first outcome wins (a promise settles once)
     const done = (o: Outcome) => {
       clearTimeout(timer);
@@ -212,7 +212,7 @@ function writeAll(fd: number, buf: Buffer): void {
 function spoolEnvelope(stateDir: string, body: Buffer, arrivalMs: number, arrivalNs: bigint): void {
   let dir = '';
   let tmp = '';
-  let kib = 0;
+  let kib: number | undefined;
   try {
     dir = `${stateDir}/spool`;
     const header = Buffer.from(`${JSON.stringify({ spool: 1, arrival: new Date(arrivalMs).toISOString(), arrival_ms: arrivalMs, bytes: body.length })}\n`);

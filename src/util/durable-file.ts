@@ -19,6 +19,8 @@ export async function replaceDurably<T>(file: string, write: (fh: FileHandle) =>
     mode: 0o600,
     // fsynced here, through the handle that wrote it
     fsync: false,
+    // write-file-atomic awaits this callback on its promise path (the one used here) before it writes and renames
+    // eslint-disable-next-line @typescript-eslint/no-misused-promises
     tmpfileCreated: async (tmp: string) => {
       const fh = await open(tmp, 'r+');
       try {

@@ -22,7 +22,7 @@ export const OLD_NODE_RELEASES: readonly string[] = ['20.20.2', '18.20.8'];
  * Rejects with what is missing when it cannot be provisioned.
  */
 export async function nodeRelease(release: string): Promise<string> {
-  let stdout = '';
+  let stdout: string;
   try {
     ({ stdout } = await run('bash', [path.join(ROOT, 'scripts', 'provision-node.sh'), release], { timeout: 10 * 60_000, maxBuffer: 16 * 1024 * 1024 }));
   } catch (err) {
@@ -31,6 +31,7 @@ export async function nodeRelease(release: string): Promise<string> {
     throw new Error(
       `could not provision Node ${release} (the npm registry's node@${release} package, via scripts/provision-node.sh into ` +
         `${process.env.HERMES_AEP_CACHE ?? '~/.cache/hermes-aep'}): needs npm and registry access the first time. ${why}`,
+      { cause: err },
     );
   }
   const node = /^NODE=(.+)$/m.exec(stdout)?.[1];

@@ -12,7 +12,7 @@ export async function probeWrite(dir: string, openFn: typeof open): Promise<void
     const h = await openFn(file, 'w', 0o600);
     try {
       const { error } = await writeFully(h, Buffer.alloc(PROBE_BYTES, 0x0a));
-      if (error) throw error;
+      if (error !== undefined) throw error instanceof Error ? error : new Error('write probe failed', { cause: error });
     } finally {
       await h.close();
     }

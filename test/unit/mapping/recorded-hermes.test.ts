@@ -43,7 +43,7 @@ function playIn(dir: string, file: string): { envelopes: any[]; events: AepEvent
 
 const bySession = (events: AepEvent[]) => {
   const m = new Map<string, Ev[]>();
-  for (const e of events) m.set(e.session, [...(m.get(e.session) ?? []), e as unknown as Ev]);
+  for (const e of events) m.set(e.session, [...(m.get(e.session) ?? []), e]);
   return m;
 };
 

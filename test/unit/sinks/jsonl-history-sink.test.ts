@@ -12,21 +12,20 @@ import { tempDir, waitFor } from '../../support/processes.js';
 import { recordingLog } from './recording-log.js';
 
 let n = 0;
-const ev = (session: string, pad = 0): AepEvent =>
-  ({
-    aep: '0.1',
-    id: `e${n++}`,
-    type: 'x.test',
-    time: '2026-01-01T00:00:00.000Z',
-    source: 's',
-    agent: 'hermes',
-    session,
-    seq: n,
-    epoch: 0,
-    severity: 'info',
-    capture: 'metadata',
-    data: { pad: 'p'.repeat(pad) },
-  }) as AepEvent;
+const ev = (session: string, pad = 0): AepEvent => ({
+  aep: '0.1',
+  id: `e${n++}`,
+  type: 'x.test',
+  time: '2026-01-01T00:00:00.000Z',
+  source: 's',
+  agent: 'hermes',
+  session,
+  seq: n,
+  epoch: 0,
+  severity: 'info',
+  capture: 'metadata',
+  data: { pad: 'p'.repeat(pad) },
+});
 
 const read = (root: string, session: string) => readFileSync(path.join(root, 'hermes', `${session}.jsonl`), 'utf8');
 const ids = (text: string) =>
@@ -184,7 +183,9 @@ describe('JSONL history sink: a full or failing disk', () => {
     expect(text.endsWith('\n')).toBe(true);
     expect(ids(text)).toEqual([opener, blocker, ...hooks.slice(0, 3).flat()].map((e) => e.id));
     disk.remaining = Number.POSITIVE_INFINITY;
-    await Promise.all(settled.map((o) => o.final));
+    const finals = settled.slice(3).flatMap((o) => (o.final ? [o.final] : []));
+    expect(finals).toHaveLength(7);
+    expect(await Promise.all(finals)).toEqual(finals.map(() => ({ written: 1, lost: 0 })));
     text = read(root, 's1');
     expect(ids(text)).toEqual([opener, blocker, ...hooks.flat()].map((e) => e.id));
     await sink.shutdown();
@@ -336,7 +337,7 @@ function countingOpen() {
         const v: unknown = Reflect.get(target, prop);
         return typeof v === 'function' ? v.bind(target) : v;
       },
-    }) as FileHandle;
+    });
   }) as typeof open;
   return { openFn, live, closedUnsynced, opened: () => opened };
 }

@@ -70,6 +70,13 @@ export const isOutcome = (type: string, family: Family): boolean => familyOf(typ
 /** A terminal of exactly `family` (the span mirror closes a unit of that kind on it). */
 export const isTerminalOf = (type: string, family: Family): boolean => familyOf(type) === family && isTerminal(type);
 
+/** The types after a unit's opening: its steps and terminals. */
+export type OutcomeOf<F extends Family> = (typeof FAMILIES)[F]['steps' | 'terminal'][number];
+
+/** `isOutcome` on an event (mapped or emitted): narrows it, and so its `data`. */
+export const isOutcomeEvent = <E extends { readonly type: string }, F extends Family>(e: E, family: F): e is Extract<E, { readonly type: OutcomeOf<F> }> =>
+  isOutcome(e.type, family);
+
 /** Session-scoped types: they belong to no run (AEP-0002 §4). */
 const SESSION_SCOPED: ReadonlySet<string> = new Set<string>([...FAMILIES.session.opening, ...FAMILIES.session.terminal, X_HERMES.sessionReset]);
 export const isSessionScoped = (type: string): boolean => SESSION_SCOPED.has(type);

@@ -121,6 +121,6 @@ const OUTCOMES: Partial<Record<AepType, (d: Data, ev: AepEvent) => Outcome>> = {
 
 /** What a unit's terminal (or a lifecycle step) adds to its span. */
 export function terminalAttrs(ev: AepEvent): Outcome {
-  const outcome = Object.hasOwn(OUTCOMES, ev.type) ? OUTCOMES[ev.type as AepType] : undefined;
+  const outcome = Object.hasOwn(OUTCOMES, ev.type) ? OUTCOMES[ev.type] : undefined;
   return outcome?.(ev.data, ev) ?? { attrs: {} };
 }

@@ -1,12 +1,13 @@
 import type { CaptureLevel } from '../capture/levels.js';
+import type { AepType, XHermesFallbackType } from './lifecycle.js';
+import type { KnownType, PayloadOf } from './payloads.js';
 
 export type Severity = 'debug' | 'info' | 'notice' | 'warning' | 'error' | 'critical';
 
-/** A full AEP 0.1 envelope as this adapter emits it (AEP-0001 §5). */
-export interface AepEvent {
+/** The envelope attributes of an AEP 0.1 event as this adapter emits it (AEP-0001 §5), all but `type` and `data`. */
+export interface AepEnvelope {
   readonly aep: '0.1';
   readonly id: string;
-  readonly type: string;
   readonly time: string;
   readonly source: string;
   readonly agent: string;
@@ -26,11 +27,27 @@ export interface AepEvent {
   readonly hermesprovider?: string;
   /** extension attribute: the event came from the shim's spool (the daemon was down when the hook fired); the spool file's key */
   readonly hermesspool?: string;
-  readonly data: Record<string, unknown>;
 }
 
+/**
+ * An event of type `T`: its `data` is the type's payload, every member
+ * optional, since at capture `none` an event carries no payload at all
+ * (AEP-0001 §8.2); other members an emitter added read as `unknown`.
+ */
+export type AepEventOf<T extends AepType> = AepEnvelope & {
+  readonly type: T;
+  readonly data: (T extends KnownType ? Partial<PayloadOf<T>> : unknown) & { readonly [member: string]: unknown };
+};
+
+/** A full AEP event as this adapter emits it: a union over its types, so a test of `type` narrows `data`. */
+export type AepEvent = { [T in KnownType]: AepEventOf<T> }[KnownType] | AepEventOf<XHermesFallbackType>;
+
+/** Whether `ev` is of one of `types` (narrows its `data`). */
+export const isType = <T extends AepType>(ev: AepEvent, ...types: readonly T[]): ev is Extract<AepEvent, { readonly type: T }> =>
+  (types as readonly string[]).includes(ev.type);
+
 /** The extension attributes an event may carry from its envelope (AEP-0001 §5.4). */
-export type AepExtensions = Pick<AepEvent, 'hermesmodel' | 'hermesplatform' | 'hermesprovider'>;
+export type AepExtensions = Pick<AepEnvelope, 'hermesmodel' | 'hermesplatform' | 'hermesprovider'>;
 
 /** The lane for events whose session cannot be known (approval payloads carry `session_id: ""`). */
 export const UNKNOWN_SESSION = 'unknown';

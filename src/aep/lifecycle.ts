@@ -50,34 +50,35 @@ export type AepType = LifecycleType | typeof GUARDRAIL | XHermesType | XHermesFa
 /** The families whose units the span mirror draws (a session is a trace, not a span). */
 export type UnitKind = Exclude<Family, 'session'>;
 
-const FAMILY_OF = new Map<string, Family>();
-const ROLE_OF = new Map<string, 'opening' | 'step' | 'terminal'>();
+type Role = 'opening' | 'step' | 'terminal';
+/** type → its family and its role in it */
+const ROLES = new Map<string, { readonly family: Family; readonly role: Role }>();
 for (const [family, f] of Object.entries(FAMILIES) as [Family, (typeof FAMILIES)[Family]][]) {
-  for (const t of f.opening) {
-    FAMILY_OF.set(t, family);
-    ROLE_OF.set(t, 'opening');
-  }
-  for (const t of f.steps) {
-    FAMILY_OF.set(t, family);
-    ROLE_OF.set(t, 'step');
-  }
-  for (const t of f.terminal) {
-    FAMILY_OF.set(t, family);
-    ROLE_OF.set(t, 'terminal');
-  }
+  const roles: [readonly string[], Role][] = [
+    [f.opening, 'opening'],
+    [f.steps, 'step'],
+    [f.terminal, 'terminal'],
+  ];
+  for (const [types, role] of roles) for (const type of types) ROLES.set(type, { family, role });
 }
 
 /** The unit family a type belongs to, if any. */
-export const familyOf = (type: string): Family | undefined => FAMILY_OF.get(type);
-export const isOpening = (type: string): type is OpeningType => ROLE_OF.get(type) === 'opening';
-export const isTerminal = (type: string): type is TerminalType => ROLE_OF.get(type) === 'terminal';
-export const isStep = (type: string): boolean => ROLE_OF.get(type) === 'step';
+export const familyOf = (type: string): Family | undefined => ROLES.get(type)?.family;
+export const isOpening = (type: string): type is OpeningType => ROLES.get(type)?.role === 'opening';
+export const isTerminal = (type: string): type is TerminalType => ROLES.get(type)?.role === 'terminal';
 
 /** An event after its unit's opening: a step or a terminal of `family`. */
 export const isOutcome = (type: string, family: Family): boolean => familyOf(type) === family && !isOpening(type);
 
 /** A terminal of exactly `family` (the span mirror closes a unit of that kind on it). */
 export const isTerminalOf = (type: string, family: Family): boolean => familyOf(type) === family && isTerminal(type);
+
+/** The types after a unit's opening: its steps and terminals. */
+export type OutcomeOf<F extends Family> = (typeof FAMILIES)[F]['steps' | 'terminal'][number];
+
+/** `isOutcome` on an event (mapped or emitted): narrows it, and so its `data`. */
+export const isOutcomeEvent = <E extends { readonly type: string }, F extends Family>(e: E, family: F): e is Extract<E, { readonly type: OutcomeOf<F> }> =>
+  isOutcome(e.type, family);
 
 /** Session-scoped types: they belong to no run (AEP-0002 §4). */
 const SESSION_SCOPED: ReadonlySet<string> = new Set<string>([...FAMILIES.session.opening, ...FAMILIES.session.terminal, X_HERMES.sessionReset]);

@@ -1,16 +1,15 @@
 import type { AepExtensions } from './event.js';
+import type { AepType, XHermesFallbackType } from './lifecycle.js';
+import type { KnownType, PayloadOf } from './payloads.js';
 
-/** One AEP event as a mapping produces it: no identity, no clock. */
-export interface MappedEvent {
-  readonly type: string;
-  readonly data: Record<string, unknown>;
-  readonly subject?: string;
-}
+/** One AEP event of type `T` as a mapping produces it: no identity, no clock; its whole payload. */
+export type MappedEventOf<T extends AepType> = { readonly type: T; readonly data: PayloadOf<T>; readonly subject?: string };
+
+/** One AEP event as a mapping produces it: a union over the types, so a test of `type` narrows `data`. */
+export type MappedEvent = { [T in KnownType]: MappedEventOf<T> }[KnownType] | MappedEventOf<XHermesFallbackType>;
 
 /** A mapped event with the extension attributes (AEP-0001 §5.4) its envelope carries. */
-export interface KeyedEvent extends MappedEvent {
-  readonly ext?: AepExtensions;
-}
+export type KeyedEvent = MappedEvent & { readonly ext?: AepExtensions };
 
 /**
  * What pairs an event with the rest of its unit beyond what the event says

@@ -116,7 +116,8 @@ function parseLine(line: string, onEvent: (ev: AepEvent) => void, counts: Replay
     counts.skippedLines++;
     return;
   }
-  if (typeof ev?.type !== 'string' || typeof ev.session !== 'string' || typeof ev.id !== 'string') {
+  // the shape the rest relies on: identity strings and a payload object (typed from here on)
+  if (typeof ev?.type !== 'string' || typeof ev.session !== 'string' || typeof ev.id !== 'string' || typeof ev.data !== 'object' || ev.data === null) {
     counts.skippedLines++;
     return;
   }

@@ -1,6 +1,6 @@
 import { levelFor, type CapturePolicy } from '../capture/policy.js';
 import type { AepEvent } from '../aep/event.js';
-import { X_HERMES, isOutcome, isSessionScoped, isTerminalOf, severityOf } from '../aep/lifecycle.js';
+import { X_HERMES, isOutcome, isOutcomeEvent, isSessionScoped, isTerminalOf, severityOf, type OutcomeOf } from '../aep/lifecycle.js';
 import type { HookKeys, KeyedEvent, MappedEvent } from '../aep/mapped.js';
 import type { PendingCard, SessionLane } from './lanes.js';
 
@@ -69,7 +69,7 @@ export function decide(m: KeyedEvent, keys: HookKeys, lane: SessionLane, ctx: De
   } else if (m.type === 'attention.requested' || (approval && !isOutcome(m.type, 'card'))) {
     // a card, or an approval hook that is no card (a model's review): caused by its tool call when the hook names it
     emit(m, { cause: callId ? lane.tools.get(callId) : undefined });
-  } else if (isOutcome(m.type, 'card')) {
+  } else if (isOutcomeEvent(m, 'card')) {
     closeCard(m, keys, lane, ctx, emit);
   } else if (m.type === 'delegation.subagent.stopped') {
     emit(m, { cause: paired(ctx, m.subject ? lane.delegations.get(m.subject) : undefined) });
@@ -85,7 +85,9 @@ function paired(ctx: DecideContext, cause: string | undefined): string | undefin
   return cause;
 }
 
-function closeCard(m: KeyedEvent, keys: HookKeys, lane: SessionLane, ctx: DecideContext, emit: (e: KeyedEvent, extra?: Extra) => AepEvent): void {
+type CardOutcomeEvent = Extract<KeyedEvent, { readonly type: OutcomeOf<'card'> }>;
+
+function closeCard(m: CardOutcomeEvent, keys: HookKeys, lane: SessionLane, ctx: DecideContext, emit: (e: KeyedEvent, extra?: Extra) => AepEvent): void {
   const callId = keys.callId;
   const card = keys.approval ? findApproval(lane, keys.approval.key, callId) : callId ? lane.clarify.get(callId) : undefined;
   if (!card) {
@@ -102,8 +104,7 @@ function closeCard(m: KeyedEvent, keys: HookKeys, lane: SessionLane, ctx: Decide
     return;
   }
   const latency = Math.max(0, Math.round(ctx.now.getTime() - card.time));
-  const data = m.type === 'attention.timeout' ? { ...m.data, after_ms: latency } : m.data;
-  const ev = emit({ ...m, data }, { cause: card.id, subject: card.id });
+  const ev = emit(m.type === 'attention.timeout' ? { ...m, data: { ...m.data, after_ms: latency } } : m, { cause: card.id, subject: card.id });
   if (m.type === 'attention.answered') {
     emit({ type: 'attention.resolved', data: { resolution: 'answered', latency_ms: latency } }, { cause: ev.id, subject: card.id });
   }
@@ -121,11 +122,10 @@ function findApproval(lane: SessionLane, key: string | undefined, callId: string
 }
 
 /** An attention terminal whose request is unknown, as `x.hermes.attention.unpaired` (no free text). */
-function unpairedCard(m: MappedEvent): MappedEvent {
-  const answer = (m.data.answer ?? {}) as Record<string, unknown>;
-  const data: Record<string, unknown> = { of: m.type };
-  if (typeof m.data.resolution === 'string') data.resolution = m.data.resolution;
-  if (typeof answer.option === 'string') data.option = answer.option;
+function unpairedCard(m: CardOutcomeEvent): MappedEvent {
+  const resolution = m.type === 'attention.resolved' ? m.data.resolution : undefined;
+  const option = m.type === 'attention.answered' ? m.data.answer.option : undefined;
+  const data = { of: m.type, ...(resolution !== undefined ? { resolution } : {}), ...(option !== undefined ? { option } : {}) };
   return { type: X_HERMES.attentionUnpaired, data, ...(m.subject ? { subject: m.subject } : {}) };
 }
 
@@ -134,6 +134,7 @@ function stamp(m: KeyedEvent, keys: HookKeys, lane: SessionLane, ctx: DecideCont
   const run = isSessionScoped(m.type) ? undefined : 'run' in extra ? extra.run : (keys.run ?? keys.parentRun ?? lane.currentRun);
   const subject = extra.subject ?? m.subject;
   const capture = levelFor(ctx.policy, m.type);
+  // built from one mapped event, so its type and data belong together (TypeScript cannot follow that through the union)
   return {
     aep: '0.1',
     id: ctx.newId(),
@@ -153,5 +154,5 @@ function stamp(m: KeyedEvent, keys: HookKeys, lane: SessionLane, ctx: DecideCont
     ...(capture === 'none' ? {} : m.ext),
     // `none` is envelope only (AEP-0001 §8.2): not even structural payload
     data: capture === 'none' ? {} : m.data,
-  };
+  } as AepEvent;
 }

@@ -2,6 +2,9 @@ import { extraOf, str, type HookEnvelope } from '../hermes/envelope.js';
 import type { CapturePolicy } from '../capture/policy.js';
 import { atLeast, compact, gatedText } from './content.js';
 import type { MappedEvent } from './types.js';
+import type { AepPayloads, FieldSpec, Resolution } from '../aep/payloads.js';
+
+type AnswerValues = NonNullable<AepPayloads['attention.answered']['answer']['values']>;
 
 /**
  * The `clarify` form overlay: an OBSERVED form card beside the pinned tool
@@ -59,10 +62,10 @@ export function mapClarifyRequest(env: HookEnvelope, policy: CapturePolicy): Map
   // At redacted+ the labels are the real (pipeline-redacted) text; below, a
   // structural placeholder: the 1-based id (AEP-0006 [metadata*] exception).
   const label = (text: string, id: string): string => gatedText(policy, CARD, text) ?? id;
-  const field = choices
+  const field: FieldSpec = choices
     ? compact({
         id: FIELD_ID,
-        type: 'select',
+        type: 'select' as const,
         label: label(question, FIELD_ID),
         required: true,
         multi: a.multi_select === true ? true : undefined,
@@ -70,7 +73,7 @@ export function mapClarifyRequest(env: HookEnvelope, policy: CapturePolicy): Map
         choices: choices.map((c, i) => ({ id: String(i + 1), label: label(c, String(i + 1)) })),
       })
     : { id: FIELD_ID, type: 'string', label: label(question, FIELD_ID), required: true };
-  const data = { kind: 'form', prompt: `${policy.agent} asks a question`, fields: [field], respond_via: ['oob'] };
+  const data = { kind: 'form' as const, prompt: `${policy.agent} asks a question`, fields: [field], respond_via: ['oob' as const] };
   return [compact({ type: CARD, data, subject: callId })];
 }
 
@@ -111,21 +114,22 @@ function answerValue(policy: CapturePolicy, text: string, choices: string[] | un
  */
 export function mapClarifyOutcome(env: HookEnvelope, policy: CapturePolicy, outcome: 'completed' | 'failed' | 'denied'): MappedEvent[] {
   const subject = str(extraOf(env).tool_call_id);
-  const ev = (type: string, data: Record<string, unknown>): MappedEvent => compact({ type, data, subject });
-  if (outcome !== 'completed') return [ev('attention.resolved', { resolution: 'dismissed' })];
+  const resolved = (resolution: Resolution): MappedEvent[] => [compact({ type: 'attention.resolved', data: { resolution }, subject })];
+  const answered = (values: AnswerValues): MappedEvent[] => [compact({ type: 'attention.answered', data: { answer: { values }, via: 'oob' }, subject })];
+  if (outcome !== 'completed') return resolved('dismissed');
   const parsed = parseResult(extraOf(env).result);
   if (!parsed) return [];
   const { response, choices } = parsed;
   if (Array.isArray(response)) {
     const picked = response.slice(0, MAX_CHOICES + 1).filter((r): r is string => typeof r === 'string');
-    if (picked.length === 0) return [ev('attention.resolved', { resolution: 'dismissed' })];
+    if (picked.length === 0) return resolved('dismissed');
     const values = picked.map((r) => answerValue(policy, r, choices)).filter((v): v is string => v !== undefined);
-    return [ev('attention.answered', { answer: { values: values.length ? { [FIELD_ID]: values } : {} }, via: 'oob' })];
+    return answered(values.length ? { [FIELD_ID]: values } : {});
   }
   const text = typeof response === 'string' ? response.trim() : '';
-  if (text === CLI_TIMEOUT || GATEWAY_TIMEOUT.test(text)) return [ev('attention.timeout', {})];
-  if (ONESHOT.test(text)) return [ev('attention.resolved', { resolution: 'auto' })];
-  if (!text || text === CLI_CANCELLED || text === UNDELIVERABLE) return [ev('attention.resolved', { resolution: 'dismissed' })];
+  if (text === CLI_TIMEOUT || GATEWAY_TIMEOUT.test(text)) return [compact({ type: 'attention.timeout', data: {}, subject })];
+  if (ONESHOT.test(text)) return resolved('auto');
+  if (!text || text === CLI_CANCELLED || text === UNDELIVERABLE) return resolved('dismissed');
   const value = answerValue(policy, text, choices);
-  return [ev('attention.answered', { answer: { values: value === undefined ? {} : { [FIELD_ID]: value } }, via: 'oob' })];
+  return answered(value === undefined ? {} : { [FIELD_ID]: value });
 }

@@ -1,5 +1,4 @@
-import { UNKNOWN_SESSION, type AepEvent } from '../aep/event.js';
-import { familyOf } from '../aep/lifecycle.js';
+import { UNKNOWN_SESSION, isType, type AepEvent } from '../aep/event.js';
 import type { Joins } from '../aep/mapped.js';
 import { CLARIFY_TOOL } from './clarify.js';
 import { approvalKey } from './hook-keys.js';
@@ -16,13 +15,13 @@ import { approvalKey } from './hook-keys.js';
  * is absent, and with it what only the payload carried.
  */
 export function historyJoins(ev: AepEvent): Joins {
-  if (familyOf(ev.type) === 'tool') {
-    const tool = typeof ev.data.tool === 'object' && ev.data.tool !== null ? (ev.data.tool as Record<string, unknown>) : {};
-    const callId = typeof tool.call_id === 'string' && tool.call_id.length > 0 ? tool.call_id : undefined;
-    const formCall = ev.type === 'tool.requested' && tool.name === CLARIFY_TOOL;
+  if (isType(ev, 'tool.requested', 'tool.completed', 'tool.failed', 'tool.denied')) {
+    // read back from a file: typed as written, checked as found
+    const callId = typeof ev.data.tool?.call_id === 'string' && ev.data.tool.call_id.length > 0 ? ev.data.tool.call_id : undefined;
+    const formCall = ev.type === 'tool.requested' && ev.data.tool?.name === CLARIFY_TOOL;
     return { ...(callId !== undefined ? { callId } : {}), ...(formCall ? { formCall } : {}) };
   }
-  if (ev.type === 'attention.requested') {
+  if (isType(ev, 'attention.requested')) {
     if (ev.data.kind === 'permission') return { approval: ev.session === UNKNOWN_SESSION ? {} : { key: approvalKey(ev.session, ev.subject) } };
     if (ev.data.kind === 'form' && ev.subject) return { callId: ev.subject };
   }

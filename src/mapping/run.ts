@@ -8,7 +8,7 @@ export function mapPreLlmCall(env: HookEnvelope, policy: CapturePolicy): MappedE
   const type = 'run.started';
   const message = extraOf(env).user_message;
   const data = compact({
-    trigger: 'user',
+    trigger: 'user' as const,
     message_digest: digestOf(policy, type, message),
     prompt: gatedText(policy, type, message),
   });

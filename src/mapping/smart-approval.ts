@@ -36,11 +36,11 @@ export function mapSmartReviewRequest(_env: HookEnvelope, _policy: CapturePolicy
 export function mapSmartReviewResponse(env: HookEnvelope, _policy: CapturePolicy): MappedEvent[] {
   const x = extraOf(env);
   const choice = code(x.choice);
-  const verdict = choice === 'smart_approve' ? 'allowed' : choice === 'smart_deny' ? 'flagged' : undefined;
+  const verdict = choice === 'smart_approve' ? ('allowed' as const) : choice === 'smart_deny' ? ('flagged' as const) : undefined;
   const keys = Array.isArray(x.pattern_keys) ? x.pattern_keys : [x.pattern_key];
   const categories = [...new Set(keys.map(str).filter((k): k is string => k !== undefined))].slice(0, MAX_CATEGORIES).map((name) => ({ name }));
   const guardrail = compact({
-    stage: 'input',
+    stage: 'input' as const,
     verdict,
     categories: categories.length > 0 ? categories : undefined,
     detector: { name: code(x.decided_by) ?? 'aux_llm' },

@@ -78,7 +78,7 @@ export function mapPostToolCall(env: HookEnvelope, policy: CapturePolicy): Mappe
       const type = 'tool.denied';
       // A Hermes block comes from a blocking policy hook: `by: "policy"`; the
       // block message is free text, so it rides as `rule` only at redacted+.
-      const data = compact({ tool, duration_ms, by: 'policy', rule: gatedText(policy, type, x.error_message) });
+      const data = compact({ tool, duration_ms, by: 'policy' as const, rule: gatedText(policy, type, x.error_message) });
       return [compact({ type, data, subject })];
     }
   }

@@ -7,24 +7,26 @@ import { toReadableSpan } from '../../../exporters/otel/readable-span.js';
 import { samplerFromEnv } from '../../../exporters/otel/sampler.js';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import type { AepEvent } from '../../../src/aep/event.js';
+import type { AepType } from '../../../src/aep/lifecycle.js';
 import { tempDir } from '../../support/processes.js';
 
 let n = 0;
-const ev = (type: string, over: Partial<AepEvent> & { t: number }): AepEvent => ({
-  aep: '0.1',
-  id: `e${++n}`,
-  type,
-  time: new Date(over.t).toISOString(),
-  source: 'aep://h/agent/hermes/session/s',
-  agent: 'hermes',
-  session: 's',
-  seq: n,
-  epoch: 0,
-  severity: 'info',
-  capture: 'metadata',
-  data: {},
-  ...over,
-});
+const ev = (type: AepType, over: Partial<AepEvent> & { t: number }): AepEvent =>
+  ({
+    aep: '0.1',
+    id: `e${++n}`,
+    type,
+    time: new Date(over.t).toISOString(),
+    source: 'aep://h/agent/hermes/session/s',
+    agent: 'hermes',
+    session: 's',
+    seq: n,
+    epoch: 0,
+    severity: 'info',
+    capture: 'metadata',
+    data: {},
+    ...over,
+  }) as AepEvent;
 
 describe('span builder', () => {
   const always = () => true;

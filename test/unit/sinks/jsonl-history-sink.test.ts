@@ -15,7 +15,7 @@ let n = 0;
 const ev = (session: string, pad = 0): AepEvent => ({
   aep: '0.1',
   id: `e${n++}`,
-  type: 'x.test',
+  type: 'x.hermes.test',
   time: '2026-01-01T00:00:00.000Z',
   source: 's',
   agent: 'hermes',

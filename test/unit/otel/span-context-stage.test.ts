@@ -6,22 +6,21 @@ import { inProcessDaemon } from '../../support/in-process-daemon.js';
 import { scriptedSession } from '../../support/scripted-session.js';
 import type { SpanCtx } from '../../../exporters/otel/span-builder.js';
 
-const event = (id: string, type: AepType = 'tool.requested'): AepEvent =>
-  ({
-    aep: '0.1',
-    id,
-    type,
-    time: '2026-11-29T19:00:00.000Z',
-    source: 'aep://h/agent/hermes/session/s',
-    agent: 'hermes',
-    session: 's',
-    run: 'r',
-    seq: 0,
-    epoch: 1,
-    severity: 'info',
-    capture: 'metadata',
-    data: {},
-  });
+const event = (id: string, type: AepType = 'tool.requested'): AepEvent => ({
+  aep: '0.1',
+  id,
+  type,
+  time: '2026-11-29T19:00:00.000Z',
+  source: 'aep://h/agent/hermes/session/s',
+  agent: 'hermes',
+  session: 's',
+  run: 'r',
+  seq: 0,
+  epoch: 1,
+  severity: 'info',
+  capture: 'metadata',
+  data: {},
+});
 
 const CTX: SpanCtx = { traceId: 'a'.repeat(32), spanId: 'b'.repeat(16), sampled: true, kind: 'tool' };
 

@@ -8,7 +8,7 @@ import { IdentityStage } from '../identity/identity-stage.js';
 import { EndedSessions } from '../identity/ended-sessions.js';
 import { JsonlLogSink } from '../sinks/jsonl-log-sink.js';
 import { createExporter, createSampler, OtelMirror } from '../../exporters/otel/index.js';
-import { stderrLogger, type Logger } from './log.js';
+import { createDiagnostics, type Logger } from './log.js';
 import { Snapshotter } from '../state/snapshot.js';
 import { createHookApp } from './hook-app.js';
 import type { SpoolIngest } from './spool-ingest.js';
@@ -204,11 +204,11 @@ export async function startDaemon({ config, otel }: Settings, log: Logger): Prom
 
 /** `hermes-aep daemon`: start, and stop cleanly on SIGTERM/SIGINT with a bounded flush. */
 export async function main(): Promise<void> {
-  let log = stderrLogger(false);
+  let log = createDiagnostics(false);
   let daemon: RunningDaemon;
   try {
     const settings = await loadSettings();
-    log = stderrLogger(settings.config.debug);
+    log = createDiagnostics(settings.config.debug);
     daemon = await startDaemon(settings, log);
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;

@@ -1,72 +1,89 @@
 import path from 'node:path';
 import { z } from 'zod';
-import { CAPTURE_LEVELS, type CaptureLevel } from '../../src/capture/levels.js';
-
-const int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
-
-const envSchema = z.object({
-  OTEL_TRACES_EXPORTER: z.string().optional(),
-  OTEL_EXPORTER_OTLP_ENDPOINT: z.string().optional(),
-  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: z.string().optional(),
-  AEP_OTEL_CAPTURE: z.enum(CAPTURE_LEVELS).default('metadata'),
-  AEP_OTEL_IDLE_MS: int(1_000, 7 * 24 * 3_600_000).default(3_600_000),
-  AEP_OTEL_FILE: z.string().min(1).optional(),
-  AEP_OTEL_SHUTDOWN_TIMEOUT_MS: int(100, 120_000).default(5_000),
-  AEP_OTEL_MAX_OPEN_UNITS: int(10, 1_000_000).default(10_000),
-  OTEL_TRACES_SAMPLER: z
-    .enum(['always_on', 'always_off', 'traceidratio', 'parentbased_always_on', 'parentbased_always_off', 'parentbased_traceidratio'])
-    .optional(),
-  OTEL_TRACES_SAMPLER_ARG: z.coerce.number().min(0).max(1).optional(),
-  OTEL_BSP_SCHEDULE_DELAY: int(0, 600_000).default(5_000),
-  OTEL_BSP_MAX_QUEUE_SIZE: int(1, 1_000_000).default(2_048),
-  OTEL_BSP_MAX_EXPORT_BATCH_SIZE: int(1, 1_000_000).default(512),
-  OTEL_BSP_EXPORT_TIMEOUT: int(100, 600_000).default(30_000),
-});
+import { CAPTURE_LEVELS } from '../../src/capture/levels.js';
+import { absolutePath, httpUrl, int, listOf, oneOf, readEnv, setting } from '../../src/config/read-env.js';
+import { samplerSettings, samplerSpec } from './sampler.js';
 
 export type ExporterKind = 'otlp' | 'file' | 'none';
 
-export interface OtelConfig {
-  readonly exporter: ExporterKind;
-  readonly file: string;
-  readonly ceiling: CaptureLevel;
-  readonly idleMs: number;
-  readonly shutdownTimeoutMs: number;
-  readonly maxOpenUnits: number;
-  readonly batch: { scheduledDelayMillis: number; maxQueueSize: number; maxExportBatchSize: number; exportTimeoutMillis: number };
+const EXPORTERS = ['otlp', 'file', 'none'] as const;
+/** What the OTLP exporter sends: OTLP/HTTP with JSON bodies (the otlp-http exporter has no protobuf or gRPC transport). */
+const PROTOCOLS = ['http/json'] as const;
+const protocol = oneOf(PROTOCOLS, ' (this build sends OTLP/HTTP JSON; http/protobuf and grpc are not supported)');
+/** `key=value`, both percent-decoded; undefined when malformed or the key is empty */
+function pair(item: string): [key: string, value: string] | undefined {
+  const at = item.indexOf('=');
+  try {
+    const kv: [string, string] = [decodeURIComponent(item.slice(0, at).trim()), decodeURIComponent(item.slice(at + 1).trim())];
+    return at > 0 && kv[0] !== '' ? kv : undefined;
+  } catch {
+    return undefined;
+  }
 }
+/** as the OTLP exporter reads headers (it drops a pair without a value) */
+const headers = listOf('key=value pairs', (item) => (pair(item)?.[1] ?? '') !== '');
+// eslint-disable-next-line no-control-regex -- refusing control characters is the point
+const SERVICE_NAME = /^[^\x00-\x1f\x7f]{1,255}$/;
+/** as the SDK's resource detector reads them (one bad pair and it drops them all): one '=', at most 255 characters each side */
+const resourceAttribute = (item: string) => item.split('=').length === 2 && (pair(item)?.every((s) => s.length <= 255) ?? false);
 
 /**
- * The mirror's settings, from the standard `OTEL_*` variables plus a few
- * `AEP_OTEL_*` ones. With no exporter named: OTLP when an endpoint is set,
- * else the local OTLP/JSON file, so traces are kept even with no collector.
+ * The mirror's settings: the standard `OTEL_*` variables plus a few
+ * `AEP_OTEL_*` ones. The exporter, the resource detector and the OTLP
+ * transport read their own standard variables (endpoint, headers, timeout,
+ * compression, service name, resource attributes) from the environment;
+ * they are validated here, so a bad one stops the start instead of being
+ * dropped with a diagnostic nobody sees.
  */
-export function loadOtelConfig(logDir: string, env: NodeJS.ProcessEnv = process.env): OtelConfig {
-  // empty values read as unset, so `OTEL_BSP_SCHEDULE_DELAY=` means the default, never 0
-  const set = Object.fromEntries(Object.entries(env).filter((e) => typeof e[1] === 'string' && e[1] !== ''));
-  const parsed = envSchema.safeParse(set);
-  if (!parsed.success) {
-    throw new Error(`invalid configuration: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
-  }
-  const e = parsed.data;
-  const named = (e.OTEL_TRACES_EXPORTER ?? '').split(',')[0]?.trim().toLowerCase() ?? '';
-  let exporter: ExporterKind;
-  if (named === 'none') exporter = 'none';
-  else if (named === 'otlp') exporter = 'otlp';
-  else if (named === 'file') exporter = 'file';
-  else if (named === '') exporter = e.OTEL_EXPORTER_OTLP_ENDPOINT || e.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ? 'otlp' : 'file';
-  else throw new Error(`invalid configuration: OTEL_TRACES_EXPORTER: supported values are otlp, file, none`);
-  return {
-    exporter,
-    file: path.resolve(e.AEP_OTEL_FILE ?? path.join(logDir, 'otel', 'spans.jsonl')),
+const otelSettings = z
+  .looseObject({
+    OTEL_TRACES_EXPORTER: setting(`${EXPORTERS.join(', ')} (the first of a list is used)`, (raw) =>
+      EXPORTERS.find((x) => x === raw.split(',')[0]?.trim().toLowerCase()),
+    ).optional(),
+    OTEL_EXPORTER_OTLP_ENDPOINT: httpUrl.optional(),
+    OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: httpUrl.optional(),
+    OTEL_EXPORTER_OTLP_PROTOCOL: protocol.optional(),
+    OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: protocol.optional(),
+    OTEL_EXPORTER_OTLP_HEADERS: headers.optional(),
+    OTEL_EXPORTER_OTLP_TRACES_HEADERS: headers.optional(),
+    OTEL_EXPORTER_OTLP_TIMEOUT: int(1, 600_000).optional(),
+    OTEL_EXPORTER_OTLP_TRACES_TIMEOUT: int(1, 600_000).optional(),
+    OTEL_EXPORTER_OTLP_COMPRESSION: oneOf(['gzip', 'none']).optional(),
+    OTEL_EXPORTER_OTLP_TRACES_COMPRESSION: oneOf(['gzip', 'none']).optional(),
+    OTEL_SERVICE_NAME: setting('a name of at most 255 characters, no control characters', (raw) => (SERVICE_NAME.test(raw) ? raw : undefined)).optional(),
+    OTEL_RESOURCE_ATTRIBUTES: listOf("key=value pairs ('=' and ',' percent-encoded, at most 255 characters each)", resourceAttribute).optional(),
+    AEP_OTEL_CAPTURE: oneOf(CAPTURE_LEVELS).default('metadata'),
+    AEP_OTEL_IDLE_MS: int(1_000, 7 * 24 * 3_600_000).default(3_600_000),
+    AEP_OTEL_FILE: absolutePath.optional(),
+    AEP_OTEL_SHUTDOWN_TIMEOUT_MS: int(100, 120_000).default(5_000),
+    AEP_OTEL_MAX_OPEN_UNITS: int(10, 1_000_000).default(10_000),
+    ...samplerSettings,
+    OTEL_BSP_SCHEDULE_DELAY: int(0, 600_000).default(5_000),
+    OTEL_BSP_MAX_QUEUE_SIZE: int(1, 1_000_000).default(2_048),
+    OTEL_BSP_MAX_EXPORT_BATCH_SIZE: int(1, 1_000_000).default(512),
+    OTEL_BSP_EXPORT_TIMEOUT: int(100, 600_000).default(30_000),
+  })
+  .transform((e) => ({
+    // with no exporter named: OTLP when an endpoint is set, else the local OTLP/JSON file, so traces are kept even with no collector
+    exporter: (e.OTEL_TRACES_EXPORTER ?? (e.OTEL_EXPORTER_OTLP_ENDPOINT || e.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ? 'otlp' : 'file')) as ExporterKind,
+    /** the file exporter's output; default under the log dir (below) */
+    file: e.AEP_OTEL_FILE,
     ceiling: e.AEP_OTEL_CAPTURE,
     idleMs: e.AEP_OTEL_IDLE_MS,
     shutdownTimeoutMs: e.AEP_OTEL_SHUTDOWN_TIMEOUT_MS,
     maxOpenUnits: e.AEP_OTEL_MAX_OPEN_UNITS,
+    sampler: samplerSpec(e),
     batch: {
       scheduledDelayMillis: e.OTEL_BSP_SCHEDULE_DELAY,
       maxQueueSize: e.OTEL_BSP_MAX_QUEUE_SIZE,
       maxExportBatchSize: Math.min(e.OTEL_BSP_MAX_EXPORT_BATCH_SIZE, e.OTEL_BSP_MAX_QUEUE_SIZE),
       exportTimeoutMillis: e.OTEL_BSP_EXPORT_TIMEOUT,
     },
-  };
+  }));
+
+export type OtelConfig = Readonly<Omit<z.output<typeof otelSettings>, 'file'> & { file: string }>;
+
+export function loadOtelConfig(logDir: string, env: NodeJS.ProcessEnv = process.env): OtelConfig {
+  const o = readEnv(otelSettings, env);
+  return { ...o, file: o.file ?? path.resolve(logDir, 'otel', 'spans.jsonl') };
 }

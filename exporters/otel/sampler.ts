@@ -1,3 +1,6 @@
+import { z } from 'zod';
+import { decimal, oneOf, readEnv } from '../../src/config/read-env.js';
+
 /**
  * `OTEL_TRACES_SAMPLER` / `OTEL_TRACES_SAMPLER_ARG`, decided once per TRACE
  * from its (deterministic) trace id: every span of a turn shares the root's
@@ -17,7 +20,7 @@ const INVALID_TRACE_ID = '00000000000000000000000000000000';
 
 /** The SDK's TraceIdRatioBasedSampler: the trace id's four 32-bit words XORed, below ratio × 2^32. */
 function ratioSampler(ratio: number): TraceSampler {
-  const r = Number.isNaN(ratio) ? 0 : Math.min(1, Math.max(0, ratio));
+  const r = Math.min(1, Math.max(0, ratio));
   const upper = r === 1 ? 0x100000000 : Math.floor(r * 0xffffffff);
   return (traceId) => {
     if (!VALID_TRACE_ID.test(traceId) || traceId === INVALID_TRACE_ID) return false;
@@ -27,22 +30,49 @@ function ratioSampler(ratio: number): TraceSampler {
   };
 }
 
-export function samplerFromEnv(env: NodeJS.ProcessEnv = process.env): TraceSampler {
-  const name = (env.OTEL_TRACES_SAMPLER ?? 'parentbased_always_on').trim().toLowerCase();
-  const arg = Number(env.OTEL_TRACES_SAMPLER_ARG ?? '1');
-  const ratio = Number.isFinite(arg) && arg >= 0 && arg <= 1 ? arg : 1;
-  switch (name) {
+/** The `OTEL_TRACES_SAMPLER` values this daemon implements (the spec's, less `jaeger_remote` and `xray`). */
+export const SAMPLER_NAMES = [
+  'always_on',
+  'always_off',
+  'traceidratio',
+  'parentbased_always_on',
+  'parentbased_always_off',
+  'parentbased_traceidratio',
+] as const;
+
+/** The sampler of the OTel config: a name and the ratio for the `*traceidratio` ones. */
+export interface SamplerSpec {
+  readonly name: (typeof SAMPLER_NAMES)[number];
+  /** OTEL_TRACES_SAMPLER_ARG, 0..1 (default 1) */
+  readonly ratio: number;
+}
+
+/** The sampler variables, read like every other setting (the OTel config includes them). */
+export const samplerSettings = {
+  OTEL_TRACES_SAMPLER: oneOf(SAMPLER_NAMES).default('parentbased_always_on'),
+  OTEL_TRACES_SAMPLER_ARG: decimal(0, 1).default(1),
+};
+
+export const samplerSpec = (e: { OTEL_TRACES_SAMPLER: SamplerSpec['name']; OTEL_TRACES_SAMPLER_ARG: number }): SamplerSpec => ({
+  name: e.OTEL_TRACES_SAMPLER,
+  ratio: e.OTEL_TRACES_SAMPLER_ARG,
+});
+
+export function createSampler(spec: SamplerSpec): TraceSampler {
+  switch (spec.name) {
     case 'always_on':
+    case 'parentbased_always_on':
       return () => true;
     case 'always_off':
     case 'parentbased_always_off':
       return () => false;
     case 'traceidratio':
     case 'parentbased_traceidratio':
-      return ratioSampler(ratio);
-    case 'parentbased_always_on':
-    default:
-      // unknown names fall back to the spec default rather than silently dropping traces
-      return () => true;
+      return ratioSampler(spec.ratio);
   }
+}
+
+/** The sampler the settings in `env` describe (throws ConfigError like the daemon's start). */
+export function samplerFromEnv(env: NodeJS.ProcessEnv): TraceSampler {
+  return createSampler(readEnv(z.object(samplerSettings).transform(samplerSpec), env));
 }

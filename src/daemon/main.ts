@@ -1,12 +1,14 @@
 import path from 'node:path';
 import { monotonicFactory } from 'ulid';
-import { ConfigError, loadConfig, type DaemonConfig } from '../config/config.js';
+import type { DaemonConfig } from '../config/config.js';
+import { ConfigError } from '../config/read-env.js';
+import { loadSettings, type Settings } from '../config/settings.js';
 import { bumpEpoch } from '../identity/epoch-store.js';
 import { IdentityStage } from '../identity/identity-stage.js';
 import { EndedSessions } from '../identity/ended-sessions.js';
 import { JsonlHistorySink } from '../sinks/history/jsonl-history-sink.js';
-import { createExporter, loadOtelConfig, OtelMirror, samplerFromEnv, SpanContextStage } from '../../exporters/otel/index.js';
-import { stderrLogger, type Logger } from './log.js';
+import { createExporter, createSampler, OtelMirror, SpanContextStage } from '../../exporters/otel/index.js';
+import { createDiagnostics, type Logger } from './log.js';
 import { Snapshotter } from '../state/snapshot.js';
 import { createHookApp } from './hook-app.js';
 import type { SpoolIngest } from './spool-ingest.js';
@@ -45,7 +47,8 @@ async function prepareTransport(config: DaemonConfig, log: Logger): Promise<{ gu
     }
     return { guard: new RequestGuard({ boundHost: config.host, allowedHosts: config.allowedHosts, ...(token ? { token } : {}) }) };
   } catch (err) {
-    if (err instanceof SocketInUseError || err instanceof HookTokenError) throw new ConfigError(err.message);
+    if (err instanceof SocketInUseError) throw new ConfigError([{ variable: 'AEP_SOCKET', rule: err.message }]);
+    if (err instanceof HookTokenError) throw new ConfigError([{ variable: 'AEP_TOKEN_FILE', rule: err.message }]);
     throw err;
   }
 }
@@ -64,14 +67,8 @@ export interface RunningDaemon {
   close(): Promise<void>;
 }
 
-/** Wire the daemon from a config and start listening. */
-export async function startDaemon(config: DaemonConfig, log: Logger, env: NodeJS.ProcessEnv = process.env): Promise<RunningDaemon> {
-  let otel;
-  try {
-    otel = loadOtelConfig(config.logDir, env);
-  } catch (err) {
-    throw new ConfigError((err as Error).message);
-  }
+/** Wire the daemon from its settings and start listening. */
+export async function startDaemon({ config, otel }: Settings, log: Logger): Promise<RunningDaemon> {
   // Before anything touches the state: a daemon already answering on this socket keeps it.
   const transport = await prepareTransport(config, log);
   const epoch = await bumpEpoch(config.stateDir);
@@ -87,7 +84,7 @@ export async function startDaemon(config: DaemonConfig, log: Logger, env: NodeJS
     maxSessions: config.maxSessions,
   });
   const exporter = await createExporter(otel);
-  const mirror = exporter ? new OtelMirror({ config: otel, exporter, sampler: samplerFromEnv(env), version: VERSION, log }) : undefined;
+  const mirror = exporter ? new OtelMirror({ config: otel, exporter, sampler: createSampler(otel.sampler), version: VERSION, log }) : undefined;
   // --- start-up state (snapshot helper) ---
   // Rebuild what a previous process held in memory, before the first hook is
   // accepted (pairing state and open spans): from {stateDir}/snapshot plus
@@ -208,19 +205,17 @@ export async function startDaemon(config: DaemonConfig, log: Logger, env: NodeJS
 
 /** `hermes-aep daemon`: start, and stop cleanly on SIGTERM/SIGINT with a bounded flush. */
 export async function main(): Promise<void> {
-  let log = stderrLogger(false);
+  let log = createDiagnostics(false);
   let daemon: RunningDaemon;
   try {
-    const config = loadConfig();
-    log = stderrLogger(config.debug);
-    daemon = await startDaemon(config, log);
+    const settings = await loadSettings();
+    log = createDiagnostics(settings.config.debug);
+    daemon = await startDaemon(settings, log);
   } catch (err) {
-    if (err instanceof ConfigError) {
-      log.error(err.message);
-      process.exitCode = 2;
-      return;
-    }
-    throw err;
+    if (!(err instanceof ConfigError)) throw err;
+    log.error(err.message, { variables: err.variables.join(',') });
+    // now, not when the loop drains: a file system that did not answer may still hold a request open
+    process.exit(2);
   }
   const stop = (signal: string) => {
     log.info('shutting down', { signal });

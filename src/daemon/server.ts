@@ -1,7 +1,7 @@
-import Fastify, { errorCodes, type FastifyInstance, type FastifyRequest } from 'fastify';
+import Fastify, { errorCodes, LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify';
 import { hookEnvelopeSchema } from '../hermes/envelope.js';
 import type { HookPipeline } from './pipeline.js';
-import type { Logger } from './log.js';
+import { pinoOf, type Logger } from './log.js';
 import type { EnvelopeRecorder } from './envelope-recorder.js';
 import type { Degradation } from '../sinks/health-latch.js';
 import { JsonBodyParser, knownDepth } from './json-body.js';
@@ -73,8 +73,16 @@ const REFUSALS: Readonly<Record<string, { status: number; error: string; message
  * reason: request bodies are content, so no error ever quotes them.
  */
 export function buildServer(deps: ServerDeps): FastifyInstance {
-  // __proto__ / constructor.prototype keys are stripped, not refused: they are data, never used as prototypes here
-  const app = Fastify({ logger: false, bodyLimit: deps.maxBodyBytes, return503OnClosing: true, onProtoPoisoning: 'remove', onConstructorPoisoning: 'remove' });
+  // fastify logs through the diagnostics' own pino (same redaction, same stderr), with no line per request
+  const pino: FastifyBaseLogger | undefined = pinoOf(deps.log);
+  const app = Fastify({
+    ...(pino ? { loggerInstance: pino, logController: new LogController({ disableRequestLogging: true }) } : { logger: false }),
+    bodyLimit: deps.maxBodyBytes,
+    return503OnClosing: true,
+    // __proto__ / constructor.prototype keys are stripped, not refused: they are data, never used as prototypes here
+    onProtoPoisoning: 'remove',
+    onConstructorPoisoning: 'remove',
+  });
   let rejected = 0;
   // JSON only: a text body is refused as a media-type error, not half-parsed.
   app.removeContentTypeParser('text/plain');

@@ -2,7 +2,11 @@ import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { ROOT_CONTEXT, SpanKind } from '@opentelemetry/api';
 import { AlwaysOffSampler, AlwaysOnSampler, ParentBasedSampler, SamplingDecision, TraceIdRatioBasedSampler, type Sampler } from '@opentelemetry/sdk-trace';
-import { samplerFromEnv } from '../../../exporters/otel/sampler.js';
+import { loadOtelConfig } from '../../../exporters/otel/otel-config.js';
+import { createSampler } from '../../../exporters/otel/sampler.js';
+
+/** The sampler the daemon builds: from the OTel config read from these settings. */
+const daemonSampler = (env: NodeJS.ProcessEnv) => createSampler(loadOtelConfig('/logs', env).sampler);
 
 /** What the SDK decides for a root span of this trace. */
 const sdk = (s: Sampler) => (traceId: string) =>
@@ -23,7 +27,7 @@ describe('the sampler decides as the OpenTelemetry SDK does (without loading it 
           ['parentbased_traceidratio', new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(Number(arg)) })],
         ];
         for (const [name, s] of cases) {
-          expect(samplerFromEnv({ OTEL_TRACES_SAMPLER: name, OTEL_TRACES_SAMPLER_ARG: arg })(traceId)).toBe(sdk(s)(traceId));
+          expect(daemonSampler({ OTEL_TRACES_SAMPLER: name, OTEL_TRACES_SAMPLER_ARG: arg })(traceId)).toBe(sdk(s)(traceId));
         }
       }),
       { numRuns: 500 },
@@ -38,8 +42,15 @@ describe('the sampler decides as the OpenTelemetry SDK does (without loading it 
       '0af7651916cd43dd8448eb211c80319c',
     ]) {
       for (const r of [0, 1, 0.5]) {
-        expect(samplerFromEnv({ OTEL_TRACES_SAMPLER: 'traceidratio', OTEL_TRACES_SAMPLER_ARG: String(r) })(id)).toBe(sdk(new TraceIdRatioBasedSampler(r))(id));
+        expect(daemonSampler({ OTEL_TRACES_SAMPLER: 'traceidratio', OTEL_TRACES_SAMPLER_ARG: String(r) })(id)).toBe(sdk(new TraceIdRatioBasedSampler(r))(id));
       }
     }
+  });
+
+  it('unset: parentbased_always_on (every trace); the ratio defaults to 1', () => {
+    const id = '0af7651916cd43dd8448eb211c80319c';
+    expect(daemonSampler({})(id)).toBe(true);
+    expect(daemonSampler({ OTEL_TRACES_SAMPLER: 'traceidratio' })(id)).toBe(true);
+    expect(daemonSampler({ OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0' })(id)).toBe(false);
   });
 });

@@ -1,0 +1,49 @@
+import path from 'node:path';
+import { loadOtelConfig, type OtelConfig } from '../../exporters/otel/otel-config.js';
+import { loadConfig, type DaemonConfig } from './config.js';
+import { checkDirectories } from './paths.js';
+import { ConfigError, type ConfigProblem } from './read-env.js';
+
+export interface Settings {
+  readonly config: DaemonConfig;
+  readonly otel: OtelConfig;
+}
+
+/** The directories a daemon with these settings creates or writes in, by the variable that decides each. */
+export function daemonDirectories({ config, otel }: Settings): [variable: string, dir: string][] {
+  const dirs: [string, string | undefined][] = [
+    ['AEP_STATE_DIR', config.stateDir],
+    ['AEP_LOG_DIR', config.logDir],
+    ['AEP_SOCKET', config.socket && path.dirname(config.socket)],
+    ['AEP_TOKEN_FILE', config.port !== undefined ? path.dirname(config.tokenFile) : undefined],
+    ['AEP_RECORD_DIR', config.recordDir],
+    ['AEP_OTEL_FILE', otel.exporter === 'file' ? path.dirname(otel.file) : undefined],
+  ];
+  return dirs.filter((d): d is [string, string] => d[1] !== undefined);
+}
+
+/** Every setting the daemon reads, checked at once: one ConfigError names every bad variable, the daemon's and the mirror's. */
+export function readSettings(env: NodeJS.ProcessEnv = process.env): Settings {
+  const problems: ConfigProblem[] = [];
+  const attempt = <T>(load: () => T): T | undefined => {
+    try {
+      return load();
+    } catch (err) {
+      if (!(err instanceof ConfigError)) throw err;
+      problems.push(...err.problems);
+      return undefined;
+    }
+  };
+  const config = attempt(() => loadConfig(env));
+  // the span file's default lives under the log dir; with a bad AEP_LOG_DIR the mirror's own settings are still checked
+  const otel = attempt(() => loadOtelConfig(config?.logDir ?? path.resolve('.'), env));
+  if (!config || !otel) throw new ConfigError(problems);
+  return { config, otel };
+}
+
+/** The settings, then the directories they name (bounded in time), before anything is created there. */
+export async function loadSettings(env: NodeJS.ProcessEnv = process.env): Promise<Settings> {
+  const settings = readSettings(env);
+  await checkDirectories(daemonDirectories(settings));
+  return settings;
+}

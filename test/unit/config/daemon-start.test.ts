@@ -1,0 +1,60 @@
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { CLI } from '../../support/paths.js';
+import { tempDir } from '../../support/processes.js';
+
+/** `hermes-aep daemon` (compiled) with these settings; killed (its own pid) if still running at the deadline. */
+function daemon(env: Record<string, string>, deadlineMs = 15_000): Promise<{ code: number | null; stderr: string; ms: number; killed: boolean }> {
+  const state = tempDir();
+  return new Promise((resolve) => {
+    const t0 = performance.now();
+    const child = spawn(process.execPath, [CLI, 'daemon'], {
+      env: {
+        ...process.env,
+        AEP_STATE_DIR: path.join(state, 'state'),
+        AEP_LOG_DIR: path.join(state, 'log'),
+        AEP_PORT: '',
+        OTEL_TRACES_EXPORTER: 'none',
+        ...env,
+      },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    let stderr = '';
+    let killed = false;
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString('utf8')));
+    const timer = setTimeout(() => {
+      killed = true;
+      child.kill('SIGKILL');
+    }, deadlineMs);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stderr, ms: performance.now() - t0, killed });
+    });
+  });
+}
+
+describe('the real daemon with bad settings: exit 2, one stderr line naming every bad variable and what it accepts', () => {
+  it('bad values of the daemon and the mirror together; the values themselves never shown', async () => {
+    const r = await daemon({ AEP_PORT: 'port-8393', OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc', OTEL_EXPORTER_OTLP_HEADERS: 'Bearer sk-live-0123456789' });
+    expect([r.code, r.killed]).toEqual([2, false]);
+    const lines = r.stderr.trim().split('\n');
+    expect(lines).toHaveLength(1);
+    const line = JSON.parse(lines[0]!) as { level: string; msg: string; variables: string };
+    expect(line).toMatchObject({ level: 'error', variables: 'AEP_PORT,OTEL_EXPORTER_OTLP_PROTOCOL,OTEL_EXPORTER_OTLP_HEADERS' });
+    expect(line.msg).toContain('OTEL_EXPORTER_OTLP_PROTOCOL: one of http/json (this build sends OTLP/HTTP JSON; http/protobuf and grpc are not supported)');
+    expect(r.stderr).not.toMatch(/port-8393|sk-live/);
+  });
+
+  it.runIf(process.platform === 'linux')('AEP_LOG_DIR under /proc: refused at once, nothing created, no hang', async () => {
+    const r = await daemon({ AEP_LOG_DIR: '/proc/hermes-aep-test/logs' });
+    expect([r.code, r.killed]).toEqual([2, false]);
+    expect(r.ms).toBeLessThan(10_000);
+    expect(JSON.parse(r.stderr.trim())).toMatchObject({
+      variables: 'AEP_LOG_DIR',
+      msg: "invalid configuration: AEP_LOG_DIR: a directory on a disk, not on the kernel's proc pseudo-filesystem",
+    });
+    expect(existsSync('/proc/hermes-aep-test')).toBe(false);
+  });
+});

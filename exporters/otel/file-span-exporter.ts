@@ -2,6 +2,7 @@ import { appendFile, mkdir, rename, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { ExportResult } from '@opentelemetry/core';
 import type { ReadableSpan, SpanExporter } from '@opentelemetry/sdk-trace';
+import { SerialQueue } from '../../src/util/serial-queue.js';
 
 /** `ExportResultCode` values, without loading @opentelemetry/core at start */
 const SUCCESS = 0;
@@ -15,7 +16,8 @@ let serializer: Promise<typeof import('@opentelemetry/otlp-transformer')> | unde
  * the collector's `otlpjsonfile` receiver replays. One rotation keeps it bounded.
  */
 export class FileSpanExporter implements SpanExporter {
-  private tail: Promise<void> = Promise.resolve();
+  /** one batch appended at a time, in export order (the batch processor bounds how many wait) */
+  private readonly appends = new SerialQueue();
   private closed = false;
 
   constructor(
@@ -25,17 +27,19 @@ export class FileSpanExporter implements SpanExporter {
 
   export(spans: ReadableSpan[], done: (r: ExportResult) => void): void {
     if (this.closed) return done({ code: FAILED, error: new Error('exporter shut down') });
-    this.tail = this.tail
-      .then(async () => {
+    this.appends.add(async () => {
+      try {
         // loaded at the first export, not at start: it pulls in ~300 modules (100-200 ms of a daemon's start)
         const { JsonTraceSerializer } = await (serializer ??= import('@opentelemetry/otlp-transformer'));
         const body = Buffer.concat([Buffer.from(JsonTraceSerializer.serializeRequest(spans) ?? new Uint8Array()), Buffer.from('\n')]);
         await mkdir(path.dirname(this.file), { recursive: true, mode: 0o700 });
         await this.rotateIfFull(body.length);
         await appendFile(this.file, body, { mode: 0o600 });
-        done({ code: SUCCESS });
-      })
-      .catch((error: unknown) => done({ code: FAILED, error: error as Error }));
+      } catch (error) {
+        return done({ code: FAILED, error: error instanceof Error ? error : new Error(String(error)) });
+      }
+      done({ code: SUCCESS });
+    });
   }
 
   private async rotateIfFull(incoming: number): Promise<void> {
@@ -47,11 +51,11 @@ export class FileSpanExporter implements SpanExporter {
   }
 
   async forceFlush(): Promise<void> {
-    await this.tail;
+    await this.appends.onIdle();
   }
 
   async shutdown(): Promise<void> {
-    await this.tail;
+    await this.appends.onIdle();
     this.closed = true;
   }
 }

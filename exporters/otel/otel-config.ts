@@ -65,7 +65,7 @@ const otelSettings = z
   })
   .transform((e) => ({
     // with no exporter named: OTLP when an endpoint is set, else the local OTLP/JSON file, so traces are kept even with no collector
-    exporter: (e.OTEL_TRACES_EXPORTER ?? (e.OTEL_EXPORTER_OTLP_ENDPOINT || e.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ? 'otlp' : 'file')) as ExporterKind,
+    exporter: (e.OTEL_TRACES_EXPORTER ?? (e.OTEL_EXPORTER_OTLP_ENDPOINT || e.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ? 'otlp' : 'file')),
     /** the file exporter's output; default under the log dir (below) */
     file: e.AEP_OTEL_FILE,
     ceiling: e.AEP_OTEL_CAPTURE,

@@ -2,6 +2,7 @@ import { appendFile, mkdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { replaceDurably } from '../util/durable-file.js';
 import { RecencySet } from '../util/recency-map.js';
+import { SerialQueue } from '../util/serial-queue.js';
 
 const MAX_REMEMBERED = 100_000;
 const MAX_PENDING_WRITES = 1_000;
@@ -15,9 +16,9 @@ const MAX_PENDING_WRITES = 1_000;
 export class EndedSessions {
   private readonly ids = new RecencySet<string>(MAX_REMEMBERED);
   private readonly file: string;
-  private tail: Promise<void> = Promise.resolve();
-  private pending = 0;
   dropped = 0;
+  /** the appends, one at a time, bounded: past the bound an id is counted as dropped (it stays known in memory) */
+  private readonly appends = new SerialQueue({ maxTasks: MAX_PENDING_WRITES, onError: () => this.dropped++ });
 
   constructor(stateDir: string) {
     this.file = path.join(stateDir, 'ended-sessions');
@@ -66,27 +67,16 @@ export class EndedSessions {
   add(session: string): void {
     if (this.ids.has(session)) return;
     this.remember(session);
-    if (this.pending >= MAX_PENDING_WRITES) {
-      this.dropped++;
-      return;
-    }
-    this.pending++;
     const line = `${JSON.stringify(session)}\n`;
-    this.tail = this.tail
-      .then(async () => {
-        await mkdir(path.dirname(this.file), { recursive: true, mode: 0o700 });
-        await appendFile(this.file, line, { mode: 0o600 });
-      })
-      .catch(() => {
-        this.dropped++;
-      })
-      .finally(() => {
-        this.pending--;
-      });
+    const queued = this.appends.add(async () => {
+      await mkdir(path.dirname(this.file), { recursive: true, mode: 0o700 });
+      await appendFile(this.file, line, { mode: 0o600 });
+    });
+    if (!queued) this.dropped++;
   }
 
   flush(): Promise<void> {
-    return this.tail;
+    return this.appends.onIdle();
   }
 
   private remember(session: string): void {

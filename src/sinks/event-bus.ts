@@ -71,10 +71,6 @@ export class EventBus {
     return out;
   }
 
-  async flush(): Promise<void> {
-    await Promise.allSettled(this.sinks.map((s) => s.flush()));
-  }
-
   async shutdown(): Promise<void> {
     await Promise.allSettled(this.sinks.map((s) => s.shutdown()));
   }

@@ -143,6 +143,28 @@ describe('span builder', () => {
     const doc = JSON.parse(lines[0]!);
     expect(doc.resourceSpans[0].scopeSpans[0].spans[0]).toMatchObject({ name: 'invoke_agent hermes', traceId: span!.traceId, spanId: span!.spanId });
   });
+
+  it('the file exporter appends batches in export order, rotates once past its byte bound, and refuses after shutdown', async () => {
+    const file = path.join(tempDir(), 'otel', 'spans.jsonl');
+    const b = new SpanBuilder({ sampler: always, ceiling: 'metadata' });
+    const spans = [1, 2, 3].map((i) => {
+      b.accept(ev('run.started', { t: i * 1000, run: `r${i}` }));
+      const [span] = b.accept(ev('run.finished', { t: i * 1000 + 1, run: `r${i}` })).finished;
+      return toReadableSpan(span!, resourceFromAttributes({ 'service.name': 't' }), { name: 'hermes-aep' });
+    });
+    const exp = new FileSpanExporter(file, 1);
+    // not awaited one by one: the exporter itself keeps them in order
+    const codes = spans.map((rs) => new Promise<number>((r) => exp.export([rs], (res) => r(res.code))));
+    await exp.forceFlush();
+    expect(await Promise.all(codes)).toEqual([0, 0, 0]);
+    const runOf = (line: string) =>
+      (JSON.parse(line) as { resourceSpans: { scopeSpans: { spans: { spanId: string }[] }[] }[] }).resourceSpans[0]!.scopeSpans[0]!.spans[0]!.spanId;
+    // a bound of one byte: every batch after the first rotates the file, so `.1` holds the second and the file the third
+    expect(runOf(readFileSync(`${file}.1`, 'utf8').trim())).toBe(spans[1]!.spanContext().spanId);
+    expect(runOf(readFileSync(file, 'utf8').trim())).toBe(spans[2]!.spanContext().spanId);
+    await exp.shutdown();
+    expect(await new Promise<number>((r) => exp.export([spans[0]!], (res) => r(res.code)))).toBe(1);
+  });
 });
 
 describe('cause links across units', () => {

@@ -65,7 +65,7 @@ const otelSettings = z
   })
   .transform((e) => ({
     // with no exporter named: OTLP when an endpoint is set, else the local OTLP/JSON file, so traces are kept even with no collector
-    exporter: (e.OTEL_TRACES_EXPORTER ?? (e.OTEL_EXPORTER_OTLP_ENDPOINT || e.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ? 'otlp' : 'file')),
+    exporter: e.OTEL_TRACES_EXPORTER ?? (e.OTEL_EXPORTER_OTLP_ENDPOINT || e.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ? 'otlp' : 'file'),
     /** the file exporter's output; default under the log dir (below) */
     file: e.AEP_OTEL_FILE,
     ceiling: e.AEP_OTEL_CAPTURE,
@@ -83,7 +83,7 @@ const otelSettings = z
 
 export type OtelConfig = Readonly<Omit<z.output<typeof otelSettings>, 'file'> & { file: string }>;
 
-export function loadOtelConfig(logDir: string, env: NodeJS.ProcessEnv = process.env): OtelConfig {
+export function loadOtelConfig(historyDir: string, env: NodeJS.ProcessEnv = process.env): OtelConfig {
   const o = readEnv(otelSettings, env);
-  return { ...o, file: o.file ?? path.resolve(logDir, 'otel', 'spans.jsonl') };
+  return { ...o, file: o.file ?? path.resolve(historyDir, 'otel', 'spans.jsonl') };
 }

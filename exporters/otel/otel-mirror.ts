@@ -2,7 +2,7 @@ import type { SpanExporter } from '@opentelemetry/sdk-trace';
 import type { AepEvent } from '../../src/aep/event.js';
 import type { EventSink } from '../../src/sinks/sink.js';
 import type { Degradation } from '../../src/sinks/health-latch.js';
-import type { Logger } from '../../src/daemon/log.js';
+import type { Logger } from '../../src/daemon/diagnostics.js';
 import type { BuilderCapture, BuilderState } from './builder-state.js';
 import { DeferredState } from './deferred-state.js';
 import type { OtelConfig } from './otel-config.js';

@@ -1,7 +1,7 @@
 import type { InstrumentationScope } from '@opentelemetry/core';
 import type { BatchSpanProcessor, ReadableSpan, SpanExporter } from '@opentelemetry/sdk-trace';
 import { HealthLatch, type Degradation } from '../../src/sinks/health-latch.js';
-import { silentLogger, type Logger } from '../../src/daemon/log.js';
+import { silentLogger, type Logger } from '../../src/daemon/diagnostics.js';
 import { RESOURCE_ATTR } from './attribute-catalogue.js';
 import { CountingExporter } from './counting-exporter.js';
 import type { OtelConfig } from './otel-config.js';

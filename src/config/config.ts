@@ -81,12 +81,12 @@ const daemonSettings = z
       /** Host names accepted besides localhost, 127.0.0.1, [::1] and the bound address */
       allowedHosts: e.AEP_ALLOWED_HOSTS,
       maxBodyNodes: e.AEP_MAX_BODY_NODES,
-      logDir: e.AEP_LOG_DIR ?? path.join(aepHome, 'logs'),
+      historyDir: e.AEP_LOG_DIR ?? path.join(aepHome, 'logs'),
       stateDir,
       policy,
       sourceHost: e.AEP_SOURCE_HOST ?? sanitizeHost(os.hostname()),
       maxBodyBytes: e.AEP_MAX_BODY_BYTES,
-      logQueueMax: e.AEP_LOG_QUEUE_MAX,
+      historyQueueMax: e.AEP_LOG_QUEUE_MAX,
       /** fdatasync of the session logs every this many ms; 0 = before each hook is answered */
       fsyncIntervalMs: e.AEP_FSYNC_INTERVAL_MS,
       maxSessions: e.AEP_MAX_SESSIONS,

@@ -88,7 +88,7 @@ export const listOf = (accepted: string, ok: (item: string) => boolean) =>
       .split(',')
       .map((x) => x.trim())
       .filter(Boolean);
-    return items.every(ok) ? (items as readonly string[]) : undefined;
+    return items.every(ok) ? items : undefined;
   });
 
 /**

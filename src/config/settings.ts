@@ -13,7 +13,7 @@ export interface Settings {
 export function daemonDirectories({ config, otel }: Settings): [variable: string, dir: string][] {
   const dirs: [string, string | undefined][] = [
     ['AEP_STATE_DIR', config.stateDir],
-    ['AEP_LOG_DIR', config.logDir],
+    ['AEP_LOG_DIR', config.historyDir],
     ['AEP_SOCKET', config.socket && path.dirname(config.socket)],
     ['AEP_TOKEN_FILE', config.port !== undefined ? path.dirname(config.tokenFile) : undefined],
     ['AEP_RECORD_DIR', config.recordDir],
@@ -36,7 +36,7 @@ export function readSettings(env: NodeJS.ProcessEnv = process.env): Settings {
   };
   const config = attempt(() => loadConfig(env));
   // the span file's default lives under the log dir; with a bad AEP_LOG_DIR the mirror's own settings are still checked
-  const otel = attempt(() => loadOtelConfig(config?.logDir ?? path.resolve('.'), env));
+  const otel = attempt(() => loadOtelConfig(config?.historyDir ?? path.resolve('.'), env));
   if (!config || !otel) throw new ConfigError(problems);
   return { config, otel };
 }

@@ -1,5 +1,5 @@
 import { TELEMETRY_SCHEMA_VERSION, type HookEnvelope } from '../hermes/envelope.js';
-import type { Logger } from './log.js';
+import type { Logger } from './diagnostics.js';
 
 /**
  * Watches the drift sentinel (`extra.telemetry_schema_version`). A payload

@@ -17,7 +17,7 @@ export const REPLAY_TAIL_BYTES = 32 * 1024 * 1024;
 
 /** A session history file as the directory listing saw it. */
 export interface HistoryFile {
-  /** file name inside `{logDir}/hermes` */
+  /** file name inside `{historyDir}/hermes` */
   readonly name: string;
   readonly path: string;
   readonly size: number;
@@ -32,7 +32,7 @@ export interface HistoryCursor {
   readonly mtimeMs: number;
 }
 
-export const historyDirOf = (logDir: string): string => path.join(logDir, 'hermes');
+export const historyDirOf = (historyDir: string): string => path.join(historyDir, 'hermes');
 
 /**
  * Every session history file with its size, inode and mtime. Synchronous: it runs
@@ -40,8 +40,8 @@ export const historyDirOf = (logDir: string): string => path.join(logDir, 'herme
  * calls without a thread-pool round trip each take tens of milliseconds
  * instead of seconds under load.
  */
-export function listHistoryFiles(logDir: string): HistoryFile[] {
-  const dir = historyDirOf(logDir);
+export function listHistoryFiles(historyDir: string): HistoryFile[] {
+  const dir = historyDirOf(historyDir);
   let names: string[];
   try {
     names = readdirSync(dir).filter((f) => f.endsWith('.jsonl'));
@@ -152,7 +152,7 @@ export const emptyCounts = (): ReplayCounts => ({ files: 0, events: 0, skippedLi
  * `cursors` (when given) receives where each file was read up to.
  */
 export async function replayRecentHistory(
-  logDir: string,
+  historyDir: string,
   windowMs: number,
   nowMs: number,
   onEvent: (ev: AepEvent) => void,
@@ -160,7 +160,7 @@ export async function replayRecentHistory(
   cursors?: Map<string, HistoryCursor>,
 ): Promise<ReplayCounts> {
   const counts = emptyCounts();
-  for (const f of listHistoryFiles(logDir)) {
+  for (const f of listHistoryFiles(historyDir)) {
     if (f.mtimeMs < nowMs - windowMs) continue;
     const c = replayWholeFile(f, onEvent, counts, tailBytes);
     if (c && cursors) cursors.set(f.name, c);

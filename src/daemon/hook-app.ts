@@ -5,7 +5,7 @@ import { EventBus } from '../sinks/event-bus.js';
 import type { EventSink } from '../sinks/sink.js';
 import { DriftWatch } from './drift.js';
 import type { EnvelopeRecorder } from './envelope-recorder.js';
-import type { Logger } from './log.js';
+import type { Logger } from './diagnostics.js';
 import { HookPipeline, type EventStage } from './pipeline.js';
 import { buildServer } from './server.js';
 import type { RequestGuard } from '../transport/request-guard.js';

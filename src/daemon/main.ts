@@ -8,7 +8,7 @@ import { IdentityStage } from '../identity/identity-stage.js';
 import { EndedSessions } from '../identity/ended-sessions.js';
 import { JsonlHistorySink } from '../sinks/history/jsonl-history-sink.js';
 import { createExporter, createSampler, OtelMirror, SpanContextStage } from '../../exporters/otel/index.js';
-import { createDiagnostics, type Logger } from './log.js';
+import { createDiagnostics, type Logger } from './diagnostics.js';
 import { Snapshotter } from '../state/snapshot.js';
 import { createHookApp } from './hook-app.js';
 import type { SpoolIngest } from './spool-ingest.js';
@@ -89,27 +89,28 @@ export async function startDaemon({ config, otel }: Settings, log: Logger): Prom
   // Rebuild what a previous process held in memory, before the first hook is
   // accepted (pairing state and open spans): from {stateDir}/snapshot plus
   // the log bytes past it, or, without a usable snapshot, from the recent logs.
-  const logSink = new JsonlHistorySink(config.logDir, config.logQueueMax, { fsyncIntervalMs: config.fsyncIntervalMs, log });
+  const history = new JsonlHistorySink(config.historyDir, config.historyQueueMax, { fsyncIntervalMs: config.fsyncIntervalMs, log });
   // spool files whose events are already in the log: a previous process died between writing and deleting them
   const spooledSeen = new Set<string>();
   const snapshot = new Snapshotter({
     stateDir: config.stateDir,
-    logDir: config.logDir,
+    historyDir: config.historyDir,
     windowMs: config.replayWindowMs,
     intervalMs: config.snapshotIntervalMs,
     daemonVersion: VERSION,
     epoch,
     identity,
     ...(mirror ? { mirror } : {}),
-    drained: () => logSink.flush(),
+    drained: () => history.flush(),
     replayed: (ev) => {
       if (typeof ev.hermesspool === 'string') spooledSeen.add(ev.hermesspool);
     },
     // bound once the hook app exists (below): the spool is created with it
-    spoolKeys: () => spoolRef?.publishedNotDeleted() ?? [],
+    spoolKeys: () => late.spool?.publishedNotDeleted() ?? [],
     log,
   });
-  let spoolRef: SpoolIngest | undefined;
+  // known only once the hook app (its spool) and the listeners (the TCP URL) exist; read by closures made before
+  const late: { spool?: SpoolIngest; tcpUrl?: string } = {};
   const restored = snapshot.restore();
   for (const key of restored.spoolKeys) spooledSeen.add(key);
   const r = restored.replay;
@@ -132,15 +133,14 @@ export async function startDaemon({ config, otel }: Settings, log: Logger): Prom
   const recorder = config.recordDir ? new EnvelopeRecorder(config.recordDir) : undefined;
   if (recorder) log.warn('recording raw hermes envelopes (content-bearing) because AEP_RECORD_DIR is set', { dir: config.recordDir });
   // an unwritable or full log dir shows (degraded, one stderr line, hooks refused) from the start
-  await logSink.start();
+  await history.start();
   const started = Date.now();
-  let tcpUrl: string | undefined;
   const { app, bus, spool } = createHookApp({
     policy: config.policy,
     identity,
     // the mirror's span context stage stamps traceparent before the bus (mirror off: no stamping)
     ...(mirror ? { stamp: new SpanContextStage(mirror) } : {}),
-    sinks: [...(mirror ? [mirror] : []), logSink, snapshot],
+    sinks: [...(mirror ? [mirror] : []), history, snapshot],
     log,
     maxBodyBytes: config.maxBodyBytes,
     maxBodyNodes: config.maxBodyNodes,
@@ -152,15 +152,15 @@ export async function startDaemon({ config, otel }: Settings, log: Logger): Prom
       uptime_s: Math.round((Date.now() - started) / 1000),
       control: false,
       capture: { ceiling: config.policy.ceiling, ...config.policy.categories },
-      transport: { socket: config.socket ?? null, tcp: tcpUrl ?? null, ...transport.guard.stats() },
+      transport: { socket: config.socket ?? null, tcp: late.tcpUrl ?? null, ...transport.guard.stats() },
       snapshot: snapshot.healthz(),
     }),
     spool: { dir: path.join(config.stateDir, 'spool'), seen: spooledSeen },
   });
-  spoolRef = spool;
+  late.spool = spool;
   // fastify's own server stays unbound: the listeners feed its router, tagging each request's transport
   await app.ready();
-  const listening = await openListeners(app.routing, {
+  const listening = await openListeners((req, res) => app.routing(req, res), {
     ...(config.socket ? { socket: config.socket } : {}),
     ...(config.port !== undefined ? { tcp: { host: config.host, port: config.port } } : {}),
   }).catch(async (err: unknown) => {
@@ -169,7 +169,7 @@ export async function startDaemon({ config, otel }: Settings, log: Logger): Prom
     throw err;
   });
   const { url, socket } = listening;
-  tcpUrl = url;
+  late.tcpUrl = url;
   // Hooks are answered 503 (and spooled by the shim) until the spool is drained; only then is the daemon
   // ready for them, and says so. Not awaited: a SIGTERM during a long drain still stops it cleanly.
   const ready = () =>

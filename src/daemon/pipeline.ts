@@ -5,7 +5,7 @@ import type { IdentityStage } from '../identity/identity-stage.js';
 import type { EventBus } from '../sinks/event-bus.js';
 import type { AepEvent } from '../aep/event.js';
 import type { DriftWatch } from './drift.js';
-import type { Logger } from './log.js';
+import type { Logger } from './diagnostics.js';
 
 /**
  * A step between identity and the bus that may add to each event (the OTel

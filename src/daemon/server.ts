@@ -1,7 +1,7 @@
 import Fastify, { errorCodes, LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify';
 import { hookEnvelopeSchema } from '../hermes/envelope.js';
 import type { HookPipeline } from './pipeline.js';
-import { pinoOf, type Logger } from './log.js';
+import { pinoOf, type Logger } from './diagnostics.js';
 import type { EnvelopeRecorder } from './envelope-recorder.js';
 import type { Degradation } from '../sinks/health-latch.js';
 import { JsonBodyParser, knownDepth } from './json-body.js';

@@ -1,7 +1,7 @@
 import { readdirSync, statSync, truncateSync } from 'node:fs';
 import { appendFile, mkdir, rename, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
-import type { Logger } from './log.js';
+import type { Logger } from './diagnostics.js';
 import { HOOK_FILE, TMP_FILE } from './spool-format.js';
 
 /** A spool file on its way out, and its size (the ledgers count it). */

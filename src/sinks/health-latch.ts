@@ -1,4 +1,4 @@
-import type { LogFields, Logger } from '../daemon/log.js';
+import type { LogFields, Logger } from '../daemon/diagnostics.js';
 
 /** One sink that cannot do its job right now, as `/healthz` lists it. */
 export interface Degradation {

@@ -17,7 +17,7 @@ import type { RestoreReport, SnapshotOptions } from './snapshot.js';
  */
 export function restoreState(opts: SnapshotOptions, file: string, now: number): { report: RestoreReport; cursors: Map<string, HistoryCursor> } {
   const t0 = performance.now();
-  const files = listHistoryFiles(opts.logDir);
+  const files = listHistoryFiles(opts.historyDir);
   const inWindow = (f: HistoryFile) => f.mtimeMs >= now - opts.windowMs;
   const onEvent = (ev: AepEvent) => {
     opts.identity.restore(ev, historyJoins(ev));
@@ -109,7 +109,7 @@ interface Plan {
 function planRestore(opts: SnapshotOptions, snap: SnapshotContent, files: readonly HistoryFile[], inWindow: (f: HistoryFile) => boolean): Plan {
   const h = snap.header;
   if (h.daemon !== opts.daemonVersion) throw new SnapshotRejected(`written by daemon ${h.daemon}`);
-  if (path.resolve(h.log_dir) !== path.resolve(opts.logDir)) throw new SnapshotRejected('written for another log dir');
+  if (path.resolve(h.log_dir) !== path.resolve(opts.historyDir)) throw new SnapshotRejected('written for another log dir');
   const want = opts.mirror?.stateFingerprint ?? null;
   let mirror: Buffer | undefined;
   if (want !== null) {

@@ -2,7 +2,7 @@ import path from 'node:path';
 import type { AepEvent } from '../aep/event.js';
 import type { IdentityStage } from '../identity/identity-stage.js';
 import { historyDirOf, type HistoryCursor, type ReplayCounts } from '../daemon/history-replay.js';
-import type { Logger } from '../daemon/log.js';
+import type { Logger } from '../daemon/diagnostics.js';
 import type { EventSink } from '../sinks/sink.js';
 import { safeFileName } from '../sinks/safe-file-name.js';
 import type { OtelMirror } from '../../exporters/otel/otel-mirror.js';
@@ -13,7 +13,7 @@ import { restoreState } from './snapshot-restore.js';
 
 export interface SnapshotOptions {
   readonly stateDir: string;
-  readonly logDir: string;
+  readonly historyDir: string;
   readonly windowMs: number;
   /** 0: only at shutdown */
   readonly intervalMs: number;
@@ -196,7 +196,7 @@ export class Snapshotter implements EventSink {
       if (spoolKeys.length > MAX_SPOOL_KEYS) throw new Abandoned(`${spoolKeys.length} spool files in flight`);
       // every captured event in its log, then where each changed log's last captured event ends
       await this.opts.drained();
-      const dir = historyDirOf(this.opts.logDir);
+      const dir = historyDirOf(this.opts.historyDir);
       // a few logs at a time: thousands of sessions may have changed since the last save
       const found: (readonly [string, HistoryCursor | undefined])[] = [];
       const todo = [...dirty];
@@ -225,7 +225,7 @@ export class Snapshotter implements EventSink {
           written_at: new Date(now).toISOString(),
           reason,
           epoch: this.opts.epoch,
-          log_dir: path.resolve(this.opts.logDir),
+          log_dir: path.resolve(this.opts.historyDir),
           mirror: this.opts.mirror?.stateFingerprint ?? null,
           spool_keys: spoolKeys,
         },

@@ -27,7 +27,7 @@ describe.each(E2E_HERMES_VERSIONS)('real Hermes %s → shim → daemon', (versio
   const recordDir = path.join(tempDir(), 'recorded');
   const runs: Record<string, { code: number; ms: number; stdout: string }> = {};
 
-  const events = (): Ev[] => [...readLogs(daemon.logDir).values()].flat();
+  const events = (): Ev[] => [...readLogs(daemon.historyDir).values()].flat();
   const recorded = (): any[] =>
     readdirSync(recordDir)
       .flatMap((f) => readFileSync(path.join(recordDir, f), 'utf8').split('\n').filter(Boolean))
@@ -162,7 +162,7 @@ describe.each(E2E_HERMES_VERSIONS)('real Hermes %s → shim → daemon', (versio
 
   it('every event validates, every session log is sound', () => {
     const validate = aepValidator();
-    for (const [file, lane] of readLogs(daemon.logDir)) {
+    for (const [file, lane] of readLogs(daemon.historyDir)) {
       for (const e of lane) expect(validate(e), `${file} ${e.type}`).toEqual([]);
       expect(streamViolations(lane, { requireCauses: true }), file).toEqual([]);
     }
@@ -284,7 +284,7 @@ describe.each(E2E_HERMES_VERSIONS)('real Hermes %s → shim → daemon', (versio
       expect([...reviews, ...verdicts]).toEqual([]);
     }
     expect(cards().filter((c) => !before.has(c.session))).toHaveLength(2);
-    for (const lane of readLogs(daemon.logDir).values()) expect(streamViolations(lane, { requireCauses: true })).toEqual([]);
+    for (const lane of readLogs(daemon.historyDir).values()) expect(streamViolations(lane, { requireCauses: true })).toEqual([]);
   });
 
   it('hermes hooks test fires each of the twelve events through the installed shim; its payloads lack the sentinel', async () => {

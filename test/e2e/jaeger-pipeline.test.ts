@@ -341,7 +341,7 @@ describe('the embedded default: a spans file, replayed by the collector', () => 
     // a graceful stop flushes the batch processor into the file
     expect(await d.stop()).toBe(0);
 
-    const file = path.join(d.logDir, 'otel', 'spans.jsonl');
+    const file = path.join(d.historyDir, 'otel', 'spans.jsonl');
     expect(existsSync(file)).toBe(true);
     const text = readFileSync(file, 'utf8');
     expect(text).not.toContain(MARKER);

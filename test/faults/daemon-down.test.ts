@@ -80,7 +80,7 @@ class Session {
   readonly script;
   readonly fired: Fired[] = [];
   readonly base = tempDir('hermes-aep-fault-');
-  readonly dirs = { logDir: path.join(this.base, 'log'), stateDir: path.join(this.base, 'state') };
+  readonly dirs = { historyDir: path.join(this.base, 'log'), stateDir: path.join(this.base, 'state') };
   readonly daemons: DaemonProcess[] = [];
   port = 0;
   next = 0;
@@ -129,7 +129,7 @@ class Session {
 
   /** The whole history against one uninterrupted process's: same events, same order, dense seq, arrival times. */
   async verify(): Promise<{ events: number }> {
-    const logs = readLogs(this.dirs.logDir);
+    const logs = readLogs(this.dirs.historyDir);
     const ref = await reference(this.script.envelopes);
     expect([...logs.keys()].sort()).toEqual([...ref.keys()].sort());
     let total = 0;
@@ -272,7 +272,7 @@ describe('the spool cap: excess hooks are dropped and counted, /healthz shows th
     const h = await s.settle(d);
     expect(h.spool).toMatchObject({ ingested: 3, pending: 0, dropped: 3 });
     // the first three made it, in order; the rest never will
-    const logs = readLogs(s.dirs.logDir).get(`${safeFileName(s.script.session)}.jsonl`)!;
+    const logs = readLogs(s.dirs.historyDir).get(`${safeFileName(s.script.session)}.jsonl`)!;
     expect(logs.map((e) => e.type)).toEqual(['session.started', 'run.started', 'tool.requested']);
     // drained: the ledger is back to zero, so the next outage gets the whole cap again
     await d.stop();
@@ -340,7 +340,7 @@ describe.each([
         ...process.env,
         AEP_HOST: '127.0.0.1',
         AEP_PORT: String(s.port),
-        AEP_LOG_DIR: s.dirs.logDir,
+        AEP_LOG_DIR: s.dirs.historyDir,
         AEP_STATE_DIR: s.dirs.stateDir,
         OTEL_TRACES_EXPORTER: 'none',
       },
@@ -373,7 +373,7 @@ describe.each([
     expect(h.spool).toMatchObject({ pending: 0, rejected: 0, errors: 0 });
     expect(await b.stop()).toBe(0);
     expect(spoolFiles(s.dirs.stateDir)).toEqual([]);
-    const logs = readLogs(s.dirs.logDir);
+    const logs = readLogs(s.dirs.historyDir);
     let total = 0;
     for (let k = 0; k < SESSIONS; k++) {
       const events = logs.get(`drain_${k}.jsonl`)!;
@@ -418,7 +418,7 @@ describe('a crash between writing a spooled hook and deleting its file', () => {
     const h = await s.settle(b);
     expect(h.spool).toMatchObject({ ingested: 0, duplicates: 2, pending: 0 });
     await b.stop();
-    const events = readLogs(s.dirs.logDir).get(`${safeFileName(s.script.session)}.jsonl`)!;
+    const events = readLogs(s.dirs.historyDir).get(`${safeFileName(s.script.session)}.jsonl`)!;
     expect(events.map((e) => e.type)).toEqual(['session.started', 'run.started']);
     expect(events.map((e) => `${e.hermesspool}.hook`).sort()).toEqual([...kept.keys()].sort());
     expect(spoolFiles(s.dirs.stateDir)).toEqual([]);
@@ -443,7 +443,7 @@ describe('a crash between writing a spooled hook and deleting its file', () => {
     expect(h.snapshot).toMatchObject({ started_from: 'snapshot' });
     expect(h.spool).toMatchObject({ ingested: 0, duplicates: 2, pending: 0 });
     await b.stop();
-    const events = readLogs(s.dirs.logDir).get(`${safeFileName(s.script.session)}.jsonl`)!;
+    const events = readLogs(s.dirs.historyDir).get(`${safeFileName(s.script.session)}.jsonl`)!;
     expect(events.map((e) => e.type)).toEqual(['session.started', 'run.started']);
     expect(spoolFiles(s.dirs.stateDir)).toEqual([]);
   });

@@ -96,9 +96,9 @@ const PHASES = [6, 14, 32 - 6 - 14] as const;
 
 describe('a full log disk (a real tmpfs as AEP_LOG_DIR)', () => {
   const base = tempDir('hermes-aep-fulldisk-');
-  const logDir = path.join(base, 'log');
+  const historyDir = path.join(base, 'log');
   const stateDir = path.join(base, 'state');
-  const filler = path.join(logDir, 'filler');
+  const filler = path.join(historyDir, 'filler');
   let skip: string | undefined;
   let daemon: DaemonProcess | undefined;
   const agent = new Agent({ keepAlive: true, maxSockets: SESSIONS });
@@ -114,21 +114,21 @@ describe('a full log disk (a real tmpfs as AEP_LOG_DIR)', () => {
     );
 
   beforeAll(() => {
-    mkdirSync(logDir);
-    skip = mountTmpfs(logDir, '4m');
+    mkdirSync(historyDir);
+    skip = mountTmpfs(historyDir, '4m');
     if (skip) console.log(`full-disk test skipped: ${skip}`);
   });
   afterAll(async () => {
     agent.destroy();
     await daemon?.stop();
-    if (!skip) umount(logDir);
+    if (!skip) umount(historyDir);
   });
 
   it('no torn line ever; refused while full (/healthz 503 degraded, one stderr line); nothing answered is lost; resumes cleanly; nothing written is damaged', async (ctx) => {
     if (skip) return ctx.skip();
     // full capture, so each line carries its 1.5 KB payload and writes cross page boundaries
-    daemon = await startDaemonProcess({ AEP_CAPTURE: 'full' }, { logDir, stateDir });
-    const hermes = path.join(logDir, 'hermes');
+    daemon = await startDaemonProcess({ AEP_CAPTURE: 'full' }, { historyDir, stateDir });
+    const hermes = path.join(historyDir, 'hermes');
 
     await phase(0, PHASES[0]);
     expect([...replies.values()].every((s) => s === 200)).toBe(true);
@@ -194,33 +194,33 @@ describe('a full log disk (a real tmpfs as AEP_LOG_DIR)', () => {
 
 describe('a log dir already full at start', () => {
   const base = tempDir('hermes-aep-fullstart-');
-  const logDir = path.join(base, 'log');
+  const historyDir = path.join(base, 'log');
   let skip: string | undefined;
   let daemon: DaemonProcess | undefined;
 
   beforeAll(() => {
-    mkdirSync(logDir);
-    skip = mountTmpfs(logDir, '1m');
+    mkdirSync(historyDir);
+    skip = mountTmpfs(historyDir, '1m');
     if (skip) console.log(`full-at-start test skipped: ${skip}`);
   });
   afterAll(async () => {
     await daemon?.stop();
-    if (!skip) umount(logDir);
+    if (!skip) umount(historyDir);
   });
 
   it('starts degraded (503, one stderr line) and refuses hooks unprocessed; ok once space returns', async (ctx) => {
     if (skip) return ctx.skip();
-    fill(path.join(logDir, 'filler'));
-    daemon = await startDaemonProcess({}, { logDir, stateDir: path.join(base, 'state') });
+    fill(path.join(historyDir, 'filler'));
+    daemon = await startDaemonProcess({}, { historyDir, stateDir: path.join(base, 'state') });
     const h = await healthz(daemon);
     expect(h).toMatchObject({ status: 503, body: { ok: false, status: 'degraded', degraded: [{ sink: 'log', reason: 'write failed: ENOSPC' }] } });
     expect(lines(daemon, FAILING)).toHaveLength(1);
     const [hook] = keyedSession('start_full', 1);
     expect((await postHook(daemon.hookUrl, false, hook!.body, daemon.stateDir)).status).toBe(503);
-    unlinkSync(path.join(logDir, 'filler'));
+    unlinkSync(path.join(historyDir, 'filler'));
     await waitFor('recovered', async () => ((await healthz(daemon!)).status === 200 ? true : undefined));
     expect((await postHook(daemon.hookUrl, false, hook!.body, daemon.stateDir)).status).toBe(200);
-    const files = readFiles(path.join(logDir, 'hermes'));
+    const files = readFiles(path.join(historyDir, 'hermes'));
     expect([...files.get('start_full.jsonl')!.keys]).toEqual([hook!.key]);
     expect(lines(daemon, RECOVERED)).toHaveLength(1);
     expect((await healthz(daemon)).body).toMatchObject({ hooks_refused: 1, hooks: 2, identity: { events: 1 } });
@@ -243,14 +243,14 @@ describe('a full state dir (a real tmpfs as AEP_STATE_DIR)', () => {
 
   it('the daemon refuses to start, keeps the old epoch, and leaves no epoch.<pid>.tmp behind', async (ctx) => {
     if (skip) return ctx.skip();
-    const logDir = path.join(base, 'log');
-    const first = await startDaemonProcess({}, { logDir, stateDir });
+    const historyDir = path.join(base, 'log');
+    const first = await startDaemonProcess({}, { historyDir, stateDir });
     expect(await first.stop()).toBe(0);
     expect(readFileSync(path.join(stateDir, 'epoch'), 'utf8')).toBe('0\n');
     // what the first run left (epoch, the token, the spool dir): the refused start must add nothing to it
     const before = readdirSync(stateDir).sort();
     fill(path.join(stateDir, 'filler'));
-    const err = await startDaemonProcess({}, { logDir, stateDir }).then(
+    const err = await startDaemonProcess({}, { historyDir, stateDir }).then(
       async (d) => {
         await d.stop();
         return undefined;

@@ -28,7 +28,7 @@ const JSON_TYPE = { 'content-type': 'application/json' };
 describe('DNS rebinding and web pages are refused; TCP hooks need the token (the real daemon)', () => {
   let d: DaemonProcess;
   let port = '';
-  const events = (session: string) => readLogs(d.logDir).get(`${session}.jsonl`) ?? [];
+  const events = (session: string) => readLogs(d.historyDir).get(`${session}.jsonl`) ?? [];
   const tcp = (o: Parameters<typeof httpCall>[1]) => httpCall({ url: d.url }, o);
 
   beforeAll(async () => {
@@ -125,7 +125,7 @@ describe('the Unix socket is the default transport', () => {
   it('without AEP_PORT there is no TCP listener, and a shim with no settings at all reaches the daemon under ~/.aep/state', async () => {
     const home = tempDir();
     const stateDir = path.join(home, '.aep', 'state', 'hermes-aep');
-    const d = await startDaemonProcess({ AEP_PORT: '', HOME: home }, { logDir: path.join(home, 'log'), stateDir });
+    const d = await startDaemonProcess({ AEP_PORT: '', HOME: home }, { historyDir: path.join(home, 'log'), stateDir });
     try {
       expect(d.url).toBe('');
       expect(d.socketPath).toBe(path.join(stateDir, 'hook.sock'));
@@ -139,7 +139,7 @@ describe('the Unix socket is the default transport', () => {
         AEP_HOST: '',
       });
       expect([r.code, r.stdout]).toEqual([0, '{}']);
-      await waitFor('the default-socket hook written', () => ((readLogs(d.logDir).get('by-default.jsonl') ?? []).length === 1 ? true : undefined));
+      await waitFor('the default-socket hook written', () => ((readLogs(d.historyDir).get('by-default.jsonl') ?? []).length === 1 ? true : undefined));
     } finally {
       await d.stop();
     }
@@ -148,7 +148,7 @@ describe('the Unix socket is the default transport', () => {
 
   it('a socket left by a killed daemon is replaced; a second daemon on a live socket refuses to start and the first keeps serving', async () => {
     const a = await startDaemonProcess({ AEP_PORT: '' });
-    const dirs = { logDir: a.logDir, stateDir: a.stateDir };
+    const dirs = { historyDir: a.historyDir, stateDir: a.stateDir };
     await expect(startDaemonProcess({ AEP_PORT: '' }, dirs)).rejects.toThrow(/exited early \(2\).*answers on/s);
     expect((await a.health()).ok).toBe(true);
     await a.kill();
@@ -167,7 +167,7 @@ describe('the Unix socket is the default transport', () => {
     const file = path.join(base, 'state', 'hook.sock');
     mkdirSync(path.dirname(file), { recursive: true });
     writeFileSync(file, 'precious');
-    await expect(startDaemonProcess({ AEP_PORT: '' }, { logDir: path.join(base, 'log'), stateDir: path.join(base, 'state') })).rejects.toThrow(
+    await expect(startDaemonProcess({ AEP_PORT: '' }, { historyDir: path.join(base, 'log'), stateDir: path.join(base, 'state') })).rejects.toThrow(
       /exited early \(2\).*not a socket/s,
     );
     expect(readFileSync(file, 'utf8')).toBe('precious');

@@ -238,7 +238,7 @@ describe('fuzzed HTTP against the real daemon: no 5xx, no crash, no stall', () =
     );
     const ms = performance.now() - t0;
     expect([r.status, r.body]).toEqual([200, '{}']);
-    await waitFor('run.started written', () => ((readLogs(d.logDir).get('big.jsonl') ?? []).some((e) => e.type === 'run.started') ? true : undefined));
+    await waitFor('run.started written', () => ((readLogs(d.historyDir).get('big.jsonl') ?? []).some((e) => e.type === 'run.started') ? true : undefined));
     const p = await probe.report();
     console.log(
       `legitimate ${(body.length / 1e6).toFixed(1)} MB pre_llm_call: answered in ${Math.round(ms)} ms; daemon stall (probe max) ${p.max_ms} ms over ${p.n} probes`,

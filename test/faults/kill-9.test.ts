@@ -12,8 +12,8 @@ const CALLS = 12;
 const KILL_AFTER = 900;
 
 /** Each session file's lines: the events that parse, and how many lines did not. */
-function readSessionFiles(logDir: string): Map<string, { keys: Set<string>; invalid: number; endsInNewline: boolean }> {
-  const dir = path.join(logDir, 'hermes');
+function readSessionFiles(historyDir: string): Map<string, { keys: Set<string>; invalid: number; endsInNewline: boolean }> {
+  const dir = path.join(historyDir, 'hermes');
   const out = new Map<string, { keys: Set<string>; invalid: number; endsInNewline: boolean }>();
   for (const f of readdirSync(dir)) {
     const text = readFileSync(path.join(dir, f), 'utf8');
@@ -74,7 +74,7 @@ describe('kill -9 under load: nothing answered is lost', () => {
   });
 
   it('every hook answered 200 has its event in its session log; no line is torn', () => {
-    const files = readSessionFiles(daemon.logDir);
+    const files = readSessionFiles(daemon.historyDir);
     const lost: string[] = [];
     for (const hook of answered) {
       const file = files.get(`${safeFileName(hook.session)}.jsonl`);

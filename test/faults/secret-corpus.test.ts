@@ -248,7 +248,7 @@ describe('planted secrets never reach the history, the spans or stderr', () => {
           OTEL_BSP_SCHEDULE_DELAY: '50',
           AEP_DEBUG: 'true',
         },
-        { logDir: path.join(dir, 'log'), stateDir: path.join(dir, 'state') },
+        { historyDir: path.join(dir, 'log'), stateDir: path.join(dir, 'state') },
       );
       const shimEnv = { AEP_HOOK_URL: daemon.hookUrl, AEP_STATE_DIR: daemon.stateDir };
       for (const envelope of plantedSession()) {
@@ -260,7 +260,7 @@ describe('planted secrets never reach the history, the spans or stderr', () => {
       expect(health.hooks_failed ?? 0).toBe(0);
       expect(await daemon.stop()).toBe(0);
 
-      const written = [...filesUnder(daemon.logDir), ...filesUnder(daemon.stateDir), ...filesUnder(path.dirname(spansFile))];
+      const written = [...filesUnder(daemon.historyDir), ...filesUnder(daemon.stateDir), ...filesUnder(path.dirname(spansFile))];
       const history = written.filter((f) => f.endsWith('.jsonl') && f.includes(`${path.sep}hermes${path.sep}`));
       expect(history.length).toBeGreaterThan(0);
       expect(existsSync(spansFile)).toBe(true);

@@ -80,7 +80,7 @@ describe('correctness under load (the real daemon process, concurrent hooks)', (
     const h = await daemon.health();
     expect(h.sinks.log).toMatchObject({ dropped: 0, errors: 0 });
     expect(h.identity).toMatchObject({ unpairedTerminals: 0, duplicateTerminals: 0 });
-    const logs = readLogs(daemon.logDir);
+    const logs = readLogs(daemon.historyDir);
     expect(logs.size).toBe(sessions.length);
     let events = 0;
     for (const lane of logs.values()) {

@@ -49,7 +49,7 @@ describe('OTLP/HTTP export from the daemon process', () => {
   });
 
   it('the JSONL log carries the same traceparents the spans have', () => {
-    const events = readLogs(daemon.logDir).get(`${script.session}.jsonl`)!;
+    const events = readLogs(daemon.historyDir).get(`${script.session}.jsonl`)!;
     const spanIds = new Set(receiver.spans.map((s) => `${s.traceId}-${s.spanId}`));
     const stamped = events.filter((e) => e.traceparent);
     expect(stamped.length).toBeGreaterThan(30);

@@ -35,7 +35,7 @@ describe('a daemon restart mid-turn', () => {
       (await a.health()).sinks.otel.spans_exported >= 1 && (await a.health()).sinks.log.queued === 0 ? true : undefined,
     );
     await a.kill();
-    b = await startDaemonProcess({ ...otel, OTEL_BSP_SCHEDULE_DELAY: '600000' }, { logDir: a.logDir, stateDir: a.stateDir });
+    b = await startDaemonProcess({ ...otel, OTEL_BSP_SCHEDULE_DELAY: '600000' }, { historyDir: a.historyDir, stateDir: a.stateDir });
     await send(b, cut, script.envelopes.length);
     await waitFor('log drained', async () => ((await b.health()).sinks.log.queued === 0 ? true : undefined));
     exitCode = await b.stop();
@@ -64,7 +64,7 @@ describe('a daemon restart mid-turn', () => {
   });
 
   it('the run begun before the crash ends as ONE root with its real start and the tools that ran after', () => {
-    const events = readLogs(a.logDir).get(`${script.session}.jsonl`)!;
+    const events = readLogs(a.historyDir).get(`${script.session}.jsonl`)!;
     const started = events.find((e) => e.type === 'run.started' && e.run === script.turns[0])!;
     expect(started.epoch).toBe(0);
     const root = roots().find((r) => r.attributes['aep.run_id'] === script.turns[0])!;
@@ -83,7 +83,7 @@ describe('a daemon restart mid-turn', () => {
   });
 
   it('the new process rebuilt pairing state: every terminal after the restart still finds its start', () => {
-    const events = readLogs(a.logDir).get(`${script.session}.jsonl`)!;
+    const events = readLogs(a.historyDir).get(`${script.session}.jsonl`)!;
     expect(streamViolations(events, { requireCauses: true })).toEqual([]);
     const failed = events.find((e) => e.type === 'tool.failed' && e.data.tool.call_id === 'call_err')!;
     expect(failed.epoch).toBe(1);
@@ -91,7 +91,7 @@ describe('a daemon restart mid-turn', () => {
   });
 
   it('the new process bumped the epoch and kept the traceparents consistent across it', () => {
-    const events = readLogs(a.logDir).get(`${script.session}.jsonl`)!;
+    const events = readLogs(a.historyDir).get(`${script.session}.jsonl`)!;
     expect(new Set(events.map((e) => e.epoch))).toEqual(new Set([0, 1]));
     const turn1 = events.filter((e) => e.run === script.turns[0] && e.type.startsWith('run.'));
     expect(turn1.map((e) => e.traceparent)).toEqual([turn1[0]!.traceparent, turn1[0]!.traceparent]);

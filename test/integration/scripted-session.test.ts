@@ -25,7 +25,7 @@ describe('scripted session through the shim and daemon', () => {
       const h = await daemon.health();
       return h.hooks === script.envelopes.length && h.sinks.log.queued === 0 ? h : undefined;
     });
-    logs = readLogs(daemon.logDir);
+    logs = readLogs(daemon.historyDir);
   });
   afterAll(async () => {
     await daemon?.stop();

@@ -10,7 +10,7 @@ import { SpanContextStage } from '../../exporters/otel/span-context-stage.js';
 import type { AepEvent } from '../../src/aep/event.js';
 import { defaultPolicy } from '../../src/capture/policy.js';
 import { createHookApp } from '../../src/daemon/hook-app.js';
-import { silentLogger } from '../../src/daemon/log.js';
+import { silentLogger } from '../../src/daemon/diagnostics.js';
 import { IdentityStage } from '../../src/identity/identity-stage.js';
 import { JsonlHistorySink } from '../../src/sinks/history/jsonl-history-sink.js';
 import type { EventSink } from '../../src/sinks/sink.js';
@@ -99,7 +99,7 @@ class SerializingSink implements EventSink {
 /** Play `hooks` (raw JSON bodies, one second apart) with the sinks on the bus in `order`. */
 export async function playHistory(hooks: readonly string[], order: readonly SinkName[]): Promise<HistoryRun> {
   const root = mkdtempSync(path.join(os.tmpdir(), 'hermes-aep-history-run-'));
-  const logDir = path.join(root, 'log');
+  const historyDir = path.join(root, 'log');
   const stateDir = path.join(root, 'state');
   try {
     vi.useFakeTimers({ toFake: ['Date'] });
@@ -110,14 +110,14 @@ export async function playHistory(hooks: readonly string[], order: readonly Sink
     const identity = new IdentityStage({ epoch: 1, host: 'golden-host', policy, newId: () => `01J${String(++n).padStart(23, '0')}` });
     const env = { OTEL_BSP_SCHEDULE_DELAY: '0' };
     const exporter = new InMemorySpanExporter();
-    const mirror = new OtelMirror({ config: loadOtelConfig(logDir, env), exporter, sampler: samplerFromEnv(env), version: 'golden', now: () => t });
-    const history = new JsonlHistorySink(logDir, 100_000, { fsyncIntervalMs: 0 });
+    const mirror = new OtelMirror({ config: loadOtelConfig(historyDir, env), exporter, sampler: samplerFromEnv(env), version: 'golden', now: () => t });
+    const history = new JsonlHistorySink(historyDir, 100_000, { fsyncIntervalMs: 0 });
     await history.start();
     const memory = new SerializingSink();
     const snapshot = order.includes('snapshot')
       ? new Snapshotter({
           stateDir,
-          logDir,
+          historyDir,
           // the clock is fixed in 2026, the logs' mtimes are real: a window that keeps them all
           windowMs: 100 * 365 * 86_400_000,
           intervalMs: 0,
@@ -158,7 +158,7 @@ export async function playHistory(hooks: readonly string[], order: readonly Sink
         mirror: snap.mirror?.toString('utf8') ?? null,
       };
     }
-    const files = tree(logDir);
+    const files = tree(historyDir);
     files.set('spans.jsonl', spanLines(exporter.getFinishedSpans()));
     await app.close();
     await mirror.shutdown();

@@ -16,7 +16,7 @@ export interface DaemonProcess {
   readonly authHeaders: Record<string, string>;
   /** the env that points the shim at this daemon (its socket) */
   readonly shimEnv: Record<string, string>;
-  readonly logDir: string;
+  readonly historyDir: string;
   readonly stateDir: string;
   readonly child: ChildProcess;
   stderr(): string;
@@ -79,12 +79,12 @@ export function tempDir(prefix = 'hermes-aep-test-'): string {
  * under the state dir, plus TCP on a free loopback port (AEP_PORT=0; pass
  * `AEP_PORT: ''` for the socket alone).
  */
-export async function startDaemonProcess(env: Record<string, string> = {}, dirs?: { logDir: string; stateDir: string }): Promise<DaemonProcess> {
+export async function startDaemonProcess(env: Record<string, string> = {}, dirs?: { historyDir: string; stateDir: string }): Promise<DaemonProcess> {
   const base = dirs ? undefined : tempDir();
-  const logDir = dirs?.logDir ?? path.join(base!, 'log');
+  const historyDir = dirs?.historyDir ?? path.join(base!, 'log');
   const stateDir = dirs?.stateDir ?? path.join(base!, 'state');
   const child = spawn(process.execPath, [CLI, 'daemon'], {
-    env: { ...process.env, AEP_HOST: '127.0.0.1', AEP_PORT: '0', AEP_LOG_DIR: logDir, AEP_STATE_DIR: stateDir, OTEL_TRACES_EXPORTER: 'none', ...env },
+    env: { ...process.env, AEP_HOST: '127.0.0.1', AEP_PORT: '0', AEP_LOG_DIR: historyDir, AEP_STATE_DIR: stateDir, OTEL_TRACES_EXPORTER: 'none', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let err = '';
@@ -113,7 +113,7 @@ export async function startDaemonProcess(env: Record<string, string> = {}, dirs?
     socketPath,
     authHeaders,
     shimEnv: socketPath ? { AEP_SOCKET: socketPath } : { AEP_HOOK_URL: `${url}/hook`, AEP_TOKEN_FILE: tokenFile },
-    logDir,
+    historyDir,
     stateDir,
     child,
     stderr: () => err,

@@ -4,7 +4,7 @@ import path from 'node:path';
 import type { AepEvent } from '../../src/aep/event.js';
 import { defaultPolicy } from '../../src/capture/policy.js';
 import { DriftWatch } from '../../src/daemon/drift.js';
-import { silentLogger } from '../../src/daemon/log.js';
+import { silentLogger } from '../../src/daemon/diagnostics.js';
 import { HookPipeline } from '../../src/daemon/pipeline.js';
 import type { HookEnvelope } from '../../src/hermes/envelope.js';
 import { EndedSessions } from '../../src/identity/ended-sessions.js';
@@ -55,7 +55,7 @@ export interface WorldOptions {
 }
 
 export async function openWorld(o: WorldOptions): Promise<World> {
-  const logDir = path.join(o.root, 'log');
+  const historyDir = path.join(o.root, 'log');
   const stateDir = path.join(o.root, 'state');
   const policy = defaultPolicy({ home: '/home/dev' });
   const ended = new EndedSessions(stateDir);
@@ -70,12 +70,16 @@ export async function openWorld(o: WorldOptions): Promise<World> {
     maxSessions: o.maxSessions ?? 10_000,
   });
   const exporter = new InMemorySpanExporter();
-  const config = loadOtelConfig(logDir, { OTEL_BSP_SCHEDULE_DELAY: '600000', OTEL_BSP_MAX_QUEUE_SIZE: '1000000', OTEL_BSP_MAX_EXPORT_BATCH_SIZE: '1000000' });
+  const config = loadOtelConfig(historyDir, {
+    OTEL_BSP_SCHEDULE_DELAY: '600000',
+    OTEL_BSP_MAX_QUEUE_SIZE: '1000000',
+    OTEL_BSP_MAX_EXPORT_BATCH_SIZE: '1000000',
+  });
   const mirror = o.mirror === false ? undefined : new OtelMirror({ config, exporter, sampler: () => true, version: 'test', now: o.now });
-  const log = new JsonlHistorySink(logDir, 1_000_000);
+  const log = new JsonlHistorySink(historyDir, 1_000_000);
   const snapshot = new Snapshotter({
     stateDir,
-    logDir,
+    historyDir,
     windowMs: o.windowMs ?? 3_600_000,
     intervalMs: 0,
     daemonVersion: 'test',

@@ -14,13 +14,13 @@ import { SENTINEL, type Envelope } from './scripted-session.js';
  * A soak history, written fast and directly as the daemon would have written
  * it: every hook goes through the real mapping, identity stage and span
  * builder (for `traceparent`) in global time order, and the events land in
- * `{logDir}/hermes/{session}.jsonl` with the state dir the daemon keeps
+ * `{historyDir}/hermes/{session}.jsonl` with the state dir the daemon keeps
  * (`epoch`, `ended-sessions`). Most sessions run to their finalize; a few are
  * cut mid-turn (an open run, tool, clarify card, approval card or
  * delegation), and `rest` holds the hooks that would have finished them.
  */
 export interface SoakHistory {
-  readonly logDir: string;
+  readonly historyDir: string;
   readonly stateDir: string;
   readonly files: number;
   readonly events: number;
@@ -216,9 +216,9 @@ export function writeSoakHistory(o: SoakOptions): SoakHistory {
   const spanMs = o.spanMs ?? 40 * 60_000;
   const tailMs = o.tailMs ?? 60_000;
   const step = o.stepMs ?? 150;
-  const logDir = path.join(o.root, 'log');
+  const historyDir = path.join(o.root, 'log');
   const stateDir = path.join(o.root, 'state');
-  mkdirSync(path.join(logDir, 'hermes'), { recursive: true, mode: 0o700 });
+  mkdirSync(path.join(historyDir, 'hermes'), { recursive: true, mode: 0o700 });
   mkdirSync(stateDir, { recursive: true, mode: 0o700 });
 
   const { sessions, timeline } = soakSchedule(o.sessions, nowMs, spanMs, tailMs, step);
@@ -238,7 +238,7 @@ export function writeSoakHistory(o: SoakOptions): SoakHistory {
     if (!l) return;
     lines.delete(session);
     files++;
-    writeFileSync(path.join(logDir, 'hermes', `${safeFileName(session)}.jsonl`), l.join(''), { mode: 0o600 });
+    writeFileSync(path.join(historyDir, 'hermes', `${safeFileName(session)}.jsonl`), l.join(''), { mode: 0o600 });
   };
   for (const { t, s, k } of timeline) {
     const env = sessions[s]!.hooks[k]! as unknown as HookEnvelope;
@@ -260,5 +260,5 @@ export function writeSoakHistory(o: SoakOptions): SoakHistory {
   writeFileSync(path.join(stateDir, 'ended-sessions'), ended.map((id) => `${JSON.stringify(id)}\n`).join(''), { mode: 0o600 });
   const rest = new Map<string, Envelope[]>();
   for (const s of sessions) if (s.cutAt < s.hooks.length) rest.set(s.sid, s.hooks.slice(s.cutAt));
-  return { logDir, stateDir, files, events, bytes, rest, ended, lastMs };
+  return { historyDir, stateDir, files, events, bytes, rest, ended, lastMs };
 }

@@ -3,9 +3,9 @@ import path from 'node:path';
 
 export type Ev = Record<string, any> & { id: string; type: string; session: string; seq: number; data: Record<string, any> };
 
-/** Every event of every `{logDir}/hermes/*.jsonl` file, by file name. */
-export function readLogs(logDir: string): Map<string, Ev[]> {
-  const dir = path.join(logDir, 'hermes');
+/** Every event of every `{historyDir}/hermes/*.jsonl` file, by file name. */
+export function readLogs(historyDir: string): Map<string, Ev[]> {
+  const dir = path.join(historyDir, 'hermes');
   const out = new Map<string, Ev[]>();
   let files: string[];
   try {

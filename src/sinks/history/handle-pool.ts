@@ -1,6 +1,6 @@
 import { mkdir, type open } from 'node:fs/promises';
 import { LRUCache } from 'lru-cache';
-import type { Logger } from '../../daemon/log.js';
+import type { Logger } from '../../daemon/diagnostics.js';
 import { openForAppend, type HistoryFile } from './history-file.js';
 import type { HistorySync } from './history-sync.js';
 

@@ -5,7 +5,7 @@ import { inProcessDaemon } from '../../support/in-process-daemon.js';
 import { JsonlHistorySink } from '../../../src/sinks/history/jsonl-history-sink.js';
 import { tempDir } from '../../support/processes.js';
 import { MARKER, preToolCallBody, SENTINEL } from '../../support/scripted-session.js';
-import type { LogFields } from '../../../src/daemon/log.js';
+import type { LogFields } from '../../../src/daemon/diagnostics.js';
 import { str } from '../../../src/hermes/envelope.js';
 import { defaultPolicy } from '../../../src/capture/policy.js';
 import { INLINE_PARSE_MAX_BYTES } from '../../../src/daemon/json-body.js';

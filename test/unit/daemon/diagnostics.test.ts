@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { buildServer } from '../../../src/daemon/server.js';
-import { createDiagnostics, pinoOf, REDACTED, silentLogger } from '../../../src/daemon/log.js';
+import { createDiagnostics, pinoOf, REDACTED, silentLogger } from '../../../src/daemon/diagnostics.js';
 import type { HookPipeline } from '../../../src/daemon/pipeline.js';
 
 /** diagnostics written to memory: the parsed lines */

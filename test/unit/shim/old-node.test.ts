@@ -63,7 +63,7 @@ describe.each(OLD_NODE_RELEASES)('the compiled shim started by Node %s', (releas
       expect([r.code, r.stdout, r.stderr], h.key).toEqual([0, '{}', '']);
     }
     const events = await waitFor('the hooks in the history', () => {
-      const evs = [...readLogs(daemon!.logDir).values()].flat().filter((e) => e.session === sid);
+      const evs = [...readLogs(daemon!.historyDir).values()].flat().filter((e) => e.session === sid);
       return evs.length >= hooks.length ? evs : undefined;
     });
     expect(events.map((e) => e.type)).toEqual(hooks.map((h) => h.key.split('|')[0]));

@@ -1,4 +1,4 @@
-import type { LogFields, Logger } from '../../../src/daemon/log.js';
+import type { LogFields, Logger } from '../../../src/daemon/diagnostics.js';
 
 /** A diagnostics logger that keeps its lines, for tests of what a sink says and how often. */
 export function recordingLog() {

@@ -10,6 +10,10 @@ export async function createExporter(config: OtelConfig): Promise<SpanExporter |
     case 'none':
       return undefined;
     case 'otlp': {
+      if (config.protocol === 'http/protobuf') {
+        const { OTLPTraceExporter } = await import('@opentelemetry/exporter-trace-otlp-proto');
+        return new OTLPTraceExporter();
+      }
       const { OTLPTraceExporter } = await import('@opentelemetry/exporter-trace-otlp-http');
       return new OTLPTraceExporter();
     }

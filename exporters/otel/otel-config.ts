@@ -8,8 +8,8 @@ export type ExporterKind = 'otlp' | 'file' | 'none';
 
 const EXPORTERS = ['otlp', 'file', 'none'] as const;
 /** What the OTLP exporter sends: OTLP/HTTP with JSON bodies (the otlp-http exporter has no protobuf or gRPC transport). */
-const PROTOCOLS = ['http/json'] as const;
-const protocol = oneOf(PROTOCOLS, ' (this build sends OTLP/HTTP JSON; http/protobuf and grpc are not supported)');
+const PROTOCOLS = ['http/json', 'http/protobuf'] as const;
+const protocol = oneOf(PROTOCOLS, ' (OTLP over HTTP; grpc is not supported)');
 /** `key=value`, both percent-decoded; undefined when malformed or the key is empty */
 function pair(item: string): [key: string, value: string] | undefined {
   const at = item.indexOf('=');
@@ -73,6 +73,8 @@ const otelSettings = z
     shutdownTimeoutMs: e.AEP_OTEL_SHUTDOWN_TIMEOUT_MS,
     maxOpenUnits: e.AEP_OTEL_MAX_OPEN_UNITS,
     sampler: samplerSpec(e),
+    /** the OTLP body encoding; JSON unless set (what this daemon has always sent) */
+    protocol: e.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ?? e.OTEL_EXPORTER_OTLP_PROTOCOL ?? 'http/json',
     batch: {
       scheduledDelayMillis: e.OTEL_BSP_SCHEDULE_DELAY,
       maxQueueSize: e.OTEL_BSP_MAX_QUEUE_SIZE,

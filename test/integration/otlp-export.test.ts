@@ -60,3 +60,41 @@ describe('OTLP/HTTP export from the daemon process', () => {
     for (const b of receiver.bodies) expect(b.toString('utf8')).not.toContain(MARKER);
   });
 });
+
+/** OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf: the same spans, as protobuf bodies (the OTel default many guides set). */
+describe('OTLP/HTTP protobuf export from the daemon process', () => {
+  const script = scriptedSession();
+  const receiver = new OtlpReceiver();
+  let daemon: DaemonProcess;
+
+  beforeAll(async () => {
+    await receiver.start();
+    daemon = await startDaemonProcess({
+      OTEL_TRACES_EXPORTER: 'otlp',
+      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf',
+      OTEL_BSP_SCHEDULE_DELAY: '50',
+    });
+    for (const env of script.envelopes) await runShim(JSON.stringify(env), daemon.shimEnv);
+    await waitFor('spans exported', async () => {
+      const h = await daemon.health();
+      return h.sinks.otel.spans_exported > 0 && h.sinks.otel.spans_queued === 0 && h.sinks.log.queued === 0 ? h : undefined;
+    });
+  });
+  afterAll(async () => {
+    await daemon?.stop();
+    await receiver.stop();
+  });
+
+  it('every request is protobuf, and carries the turns’ spans', async () => {
+    const h = await daemon.health();
+    expect(h.sinks.otel).toMatchObject({ exporter: 'otlp', spans_failed: 0, spans_dropped: 0 });
+    expect(receiver.contentTypes.length).toBeGreaterThan(0);
+    expect(receiver.contentTypes.every((t) => t.startsWith('application/x-protobuf'))).toBe(true);
+    // protobuf keeps strings as raw UTF-8: the root span name and each turn's run id are in the bytes
+    const bytes = Buffer.concat(receiver.bodies).toString('latin1');
+    expect(bytes).toContain('invoke_agent hermes');
+    for (const run of script.turns) expect(bytes).toContain(run);
+    expect(bytes).not.toContain(MARKER);
+  });
+});

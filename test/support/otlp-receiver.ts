@@ -5,11 +5,13 @@ import { decodeResourceSpans, type DecodedSpan } from './otlp-json.js';
 /** One span as it arrived over OTLP/JSON, attributes decoded to plain values. */
 export type ReceivedSpan = DecodedSpan;
 
-/** A real OTLP/HTTP (JSON) traces receiver on loopback, for tests. */
+/** A real OTLP/HTTP traces receiver on loopback, for tests: JSON bodies decoded; protobuf bodies kept as bytes. */
 export class OtlpReceiver {
   readonly spans: ReceivedSpan[] = [];
   /** every request body as received, for byte-level content checks */
   readonly bodies: Buffer[] = [];
+  /** the content-type of every accepted request */
+  readonly contentTypes: string[] = [];
   requests = 0;
   failNext = 0;
   private server: Server | undefined;
@@ -30,6 +32,9 @@ export class OtlpReceiver {
         let body = Buffer.concat(chunks);
         if (req.headers['content-encoding'] === 'gzip') body = gunzipSync(body);
         this.bodies.push(body);
+        const type = req.headers['content-type'] ?? '';
+        this.contentTypes.push(type);
+        if (type.startsWith('application/x-protobuf')) return void res.writeHead(200, { 'content-type': 'application/x-protobuf' }).end();
         const doc = JSON.parse(body.toString('utf8')) as { resourceSpans?: any[] };
         this.spans.push(...decodeResourceSpans(doc.resourceSpans));
         res.writeHead(200, { 'content-type': 'application/json' }).end('{}');

@@ -43,7 +43,7 @@ describe('the real daemon with bad settings: exit 2, one stderr line naming ever
     expect(lines).toHaveLength(1);
     const line = JSON.parse(lines[0]!) as { level: string; msg: string; variables: string };
     expect(line).toMatchObject({ level: 'error', variables: 'AEP_PORT,OTEL_EXPORTER_OTLP_PROTOCOL,OTEL_EXPORTER_OTLP_HEADERS' });
-    expect(line.msg).toContain('OTEL_EXPORTER_OTLP_PROTOCOL: one of http/json (this build sends OTLP/HTTP JSON; http/protobuf and grpc are not supported)');
+    expect(line.msg).toContain('OTEL_EXPORTER_OTLP_PROTOCOL: one of http/json, http/protobuf (OTLP over HTTP; grpc is not supported)');
     expect(r.stderr).not.toMatch(/port-8393|sk-live/);
   });
 

@@ -1,5 +1,7 @@
 import os from 'node:os';
 import path from 'node:path';
+import { z } from 'zod';
+import { absolutePath, ConfigError, int, pathOrOff, readEnv } from '../config/read-env.js';
 
 /**
  * Where the registered shim sends hooks, decided at install time and written
@@ -57,13 +59,27 @@ function hookUrl(raw: string, from: string): string {
   return u.href;
 }
 
-function set(env: NodeJS.ProcessEnv, name: string): string | undefined {
-  const v = env[name];
-  return v === undefined || v === '' ? undefined : v;
+/** The variables install reads, by the daemon's own rules (a path the daemon would refuse is refused here too). */
+const installSettings = z.looseObject({
+  AEP_STATE_DIR: absolutePath.optional(),
+  AEP_SOCKET: pathOrOff.optional(),
+  AEP_PORT: int(1, 65535).optional(),
+  AEP_HOST: z.string().optional(),
+  AEP_HOOK_URL: z.string().optional(),
+});
+
+function readInstallEnv(env: NodeJS.ProcessEnv): z.output<typeof installSettings> {
+  try {
+    return readEnv(installSettings, env);
+  } catch (err) {
+    if (err instanceof ConfigError) throw new TargetError(`${err.message} (install records where the shim sends hooks from them)`);
+    throw err;
+  }
 }
 
 export function resolveTarget(opts: TargetOptions, env: NodeJS.ProcessEnv = process.env): ShimTarget {
-  const stateDir = absolute(opts.stateDir ?? set(env, 'AEP_STATE_DIR') ?? defaultStateDir());
+  const e = readInstallEnv(env);
+  const stateDir = absolute(opts.stateDir ?? e.AEP_STATE_DIR ?? defaultStateDir());
   const args = stateDir === defaultStateDir() ? [] : ['--state-dir', stateDir];
   if (opts.socket !== undefined && opts.url !== undefined) throw new TargetError('give --socket or --url, not both');
   const defaultSocket = path.join(stateDir, 'hook.sock');
@@ -77,15 +93,12 @@ export function resolveTarget(opts: TargetOptions, env: NodeJS.ProcessEnv = proc
   };
   if (opts.url !== undefined) return url(opts.url, '--url');
   if (opts.socket !== undefined) return socket(opts.socket, '');
-  const envUrl = set(env, 'AEP_HOOK_URL');
-  if (envUrl) return url(envUrl, 'AEP_HOOK_URL');
-  const envSocket = set(env, 'AEP_SOCKET');
+  if (e.AEP_HOOK_URL) return url(e.AEP_HOOK_URL, 'AEP_HOOK_URL');
+  const envSocket = e.AEP_SOCKET;
   if (envSocket && envSocket !== 'off') return socket(envSocket, ' (AEP_SOCKET)');
-  const port = set(env, 'AEP_PORT');
-  if (port !== undefined) {
-    const n = Number(port);
-    if (!Number.isInteger(n) || n < 1 || n > 65535) throw new TargetError('AEP_PORT must be a port number between 1 and 65535 for install to record it');
-    const host = set(env, 'AEP_HOST') ?? '127.0.0.1';
+  const n = e.AEP_PORT;
+  if (n !== undefined) {
+    const host = e.AEP_HOST ?? '127.0.0.1';
     const h = host === '0.0.0.0' ? '127.0.0.1' : host === '::' || host === '::1' ? '[::1]' : host;
     return url(`http://${h}:${n}/hook`, 'AEP_HOST/AEP_PORT');
   }

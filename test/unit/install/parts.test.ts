@@ -100,7 +100,10 @@ describe('the recorded target', () => {
     ]);
     expect(resolveTarget({}, { AEP_STATE_DIR: '/from/env' }).stateDir).toBe('/from/env');
     expect(resolveTarget({ stateDir: '/opt' }, { AEP_STATE_DIR: '/from/env' }).stateDir).toBe('/opt');
-    expect(() => resolveTarget({ stateDir: '/s' }, { AEP_PORT: '0' })).toThrow(/AEP_PORT/);
+    expect(() => resolveTarget({ stateDir: '/s' }, { AEP_PORT: '0' })).toThrow(/AEP_PORT: a whole number from 1 to 65535/);
+    // the daemon refuses a path that is not absolute (`~` is expanded by shells only): so does install, naming it
+    expect(() => resolveTarget({}, { AEP_STATE_DIR: '~/state' })).toThrow(/AEP_STATE_DIR: an absolute path/);
+    expect(() => resolveTarget({ stateDir: '/s' }, { AEP_SOCKET: 'run/hook.sock' })).toThrow(/AEP_SOCKET: an absolute path/);
     expect(() => resolveTarget({ stateDir: '/s', url: 'https://127.0.0.1/hook' }, {})).toThrow(/http:\/\//);
   });
 });

@@ -8,6 +8,7 @@ import { IdentityStage } from '../identity/identity-stage.js';
 import { EndedSessions } from '../identity/ended-sessions.js';
 import { JsonlHistorySink } from '../sinks/history/jsonl-history-sink.js';
 import { createExporter, createSampler, OtelMirror, SpanContextStage } from '../../exporters/otel/index.js';
+import { runtimeWarning } from './runtime.js';
 import { createDiagnostics, type Logger } from './diagnostics.js';
 import { Snapshotter } from '../state/snapshot.js';
 import { createHookApp } from './hook-app.js';
@@ -210,6 +211,8 @@ export async function main(): Promise<void> {
   try {
     const settings = await loadSettings();
     log = createDiagnostics(settings.config.debug);
+    const old = runtimeWarning(process.versions.node);
+    if (old) log.warn(old);
     daemon = await startDaemon(settings, log);
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;

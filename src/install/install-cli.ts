@@ -131,7 +131,9 @@ export async function runInstall(opts: InstallOptions): Promise<void> {
   const cfg = addHooks(configText ?? '', entry, REGISTERED_HOOKS, { create: configText === undefined });
   addApprovals(allowText, command, pythonNowIso(), null);
 
-  const report = [`install${opts.dryRun ? ' (dry run: nothing is written)' : ''}: HERMES_HOME=${home}${homeExisted ? '' : ' (does not exist: created, 0700)'}`];
+  const report = [
+    `install${opts.dryRun ? ' (dry run: nothing is written)' : ''}: HERMES_HOME=${home}${homeExisted ? '' : ` (does not exist: ${opts.dryRun ? 'would be created' : 'created'}, 0700)`}`,
+  ];
   if (!opts.dryRun && !homeExisted) await mkdir(home, { recursive: true, mode: 0o700 });
   const placed = await placeShim(source, target.stateDir, version, { dryRun: opts.dryRun });
   report.push(
@@ -141,7 +143,9 @@ export async function runInstall(opts: InstallOptions): Promise<void> {
   );
   report.push(`  target: ${target.summary}`);
   const token = await ensureHookToken(target.stateDir, { dryRun: opts.dryRun });
-  report.push(`  token: ${token.path} ${token.action === 'kept' ? '(exists, kept)' : '(created: 64 hex characters, 0600)'}`);
+  report.push(
+    `  token: ${token.path} ${token.action === 'kept' ? '(exists, kept)' : `(${opts.dryRun ? 'would be created' : 'created'}: 64 hex characters, 0600)`}`,
+  );
 
   const allow = addApprovals(allowText, command, pythonNowIso(), placed.mtimeIso);
   if (configText === undefined) report.push(`  config.yaml: does not exist: created (uninstall deletes it again when nothing else is in it)`);

@@ -26,39 +26,37 @@ export function jsonSpans(text: string): JsonSpan {
     i++;
     return start;
   };
+  /** the comma-separated items of an object or array, from its opening bracket past its closing one */
+  const items = <T>(close: string, item: () => T): T[] => {
+    const out: T[] = [];
+    i++;
+    ws();
+    while (text[i] !== close) {
+      ws();
+      out.push(item());
+      ws();
+      if (text[i] === ',') i++;
+      ws();
+    }
+    i++;
+    return out;
+  };
   const value = (): JsonSpan => {
     ws();
     const start = i;
     const c = text[i];
     if (c === '{') {
-      i++;
-      const members: JsonMember[] = [];
-      ws();
-      while (text[i] !== '}') {
-        ws();
+      const members = items('}', (): JsonMember => {
         const ks = string();
         const key = JSON.parse(text.slice(ks, i)) as string;
         ws();
         i++; // :
-        members.push({ key, start: ks, value: value() });
-        ws();
-        if (text[i] === ',') i++;
-        ws();
-      }
-      i++;
+        return { key, start: ks, value: value() };
+      });
       return { kind: 'object', start, end: i, members };
     }
     if (c === '[') {
-      i++;
-      const elements: JsonSpan[] = [];
-      ws();
-      while (text[i] !== ']') {
-        elements.push(value());
-        ws();
-        if (text[i] === ',') i++;
-        ws();
-      }
-      i++;
+      const elements = items(']', value);
       return { kind: 'array', start, end: i, elements };
     }
     if (c === '"') {

@@ -73,6 +73,15 @@ const reject = (why: string): never => {
   throw new SnapshotRejected(why);
 };
 
+/** `JSON.parse`, or a rejection with `why` */
+const jsonOr = (text: string, why: string): unknown => {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return reject(why);
+  }
+};
+
 export function snapshotPath(stateDir: string): string {
   return path.join(stateDir, 'snapshot');
 }
@@ -207,13 +216,8 @@ export function readSnapshot(file: string): SnapshotContent | undefined {
   }
   const nl = buf.indexOf(10);
   if (nl < 0) reject('no header');
-  let raw: unknown;
-  try {
-    // the header line is padded with spaces (JSON allows them)
-    raw = JSON.parse(buf.toString('utf8', 0, nl));
-  } catch {
-    return reject('header is not JSON');
-  }
+  // the header line is padded with spaces (JSON allows them)
+  const raw = jsonOr(buf.toString('utf8', 0, nl), 'header is not JSON');
   const parsed = headerSchema.safeParse(raw);
   if (!parsed.success) {
     const format = (raw as { format?: unknown })?.format;
@@ -227,12 +231,7 @@ export function readSnapshot(file: string): SnapshotContent | undefined {
   const l1 = body.indexOf(10);
   const l2 = l1 < 0 ? -1 : body.indexOf(10, l1 + 1);
   if (l2 < 0) reject('body shape');
-  let cols: unknown;
-  try {
-    cols = JSON.parse(body.toString('utf8', 0, l1));
-  } catch {
-    return reject('body is not JSON');
-  }
+  const cols = jsonOr(body.toString('utf8', 0, l1), 'body is not JSON');
   const rawMirror = body.subarray(l1 + 1, l2);
   const mirror = rawMirror.length === 4 && rawMirror.toString('latin1') === 'null' ? null : rawMirror;
   const cursors = readCursors(cols);

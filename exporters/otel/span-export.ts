@@ -7,6 +7,13 @@ import { CountingExporter } from './counting-exporter.js';
 import type { OtelConfig } from './otel-config.js';
 import type { SpanRecord } from './span-record.js';
 
+/**
+ * How long after a turn's root span ends its spans are exported: long enough
+ * that turns ending together (and the spans their ends close) share one
+ * export, far below the batch processor's own timer (5 s by default).
+ */
+const TURN_END_FLUSH_MS = 25;
+
 export interface SpanExportOptions {
   readonly config: OtelConfig;
   readonly exporter: SpanExporter;
@@ -32,6 +39,10 @@ export class SpanExport {
   private handed = 0;
   private droppedQueueFull = 0;
   private sampledOut = 0;
+  /** a flush scheduled by a turn's end (one at a time) */
+  private turnFlush: NodeJS.Timeout | undefined;
+  /** exports started because a turn ended, not by the batch timer */
+  private turnFlushes = 0;
 
   constructor(private readonly opts: SpanExportOptions) {
     this.latch = new HealthLatch('otel', opts.log ?? silentLogger, {
@@ -73,6 +84,8 @@ export class SpanExport {
         this.sampledOut++;
         continue;
       }
+      // a root span (a turn) ended: its trace is whole, so export it now rather than at the batch timer
+      if (r.parentSpanId === undefined) this.exportSoon();
       // the processor's own buffer drops silently past maxQueueSize: refuse first, and count
       if (this.handed - this.exporter.received >= this.opts.config.batch.maxQueueSize) {
         this.droppedQueueFull++;
@@ -87,6 +100,19 @@ export class SpanExport {
     }
   }
 
+  /** Export what is queued shortly (once for everything that ends meanwhile), still through the bounded batch processor. */
+  private exportSoon(): void {
+    if (this.turnFlush) return;
+    this.turnFlush = setTimeout(() => {
+      this.turnFlush = undefined;
+      this.turnFlushes++;
+      this.exportSide()
+        .then((s) => s.processor.forceFlush())
+        .catch(() => undefined);
+    }, TURN_END_FLUSH_MS);
+    this.turnFlush.unref();
+  }
+
   health(): Degradation | undefined {
     return this.latch.current();
   }
@@ -98,6 +124,7 @@ export class SpanExport {
   /** Export what is queued, for at most the configured shutdown timeout. */
   async shutdown(): Promise<void> {
     this.latch.close();
+    clearTimeout(this.turnFlush);
     let timer: NodeJS.Timeout | undefined;
     const deadline = new Promise<void>((r) => {
       timer = setTimeout(r, this.opts.config.shutdownTimeoutMs);
@@ -122,6 +149,7 @@ export class SpanExport {
       spans_failed: e.failed,
       spans_dropped_queue_full: this.droppedQueueFull,
       spans_dropped: e.failed + this.droppedQueueFull,
+      turn_end_exports: this.turnFlushes,
     };
   }
 

@@ -313,8 +313,11 @@ describe('the default daemon batch delay (OTEL_BSP_SCHEDULE_DELAY unset = 5000 m
       `[e2e] turn end → queryable in Jaeger: turn 1 ${latencies[0]} ms, turn 2 ${latencies[1]} ms ` +
         `(daemon OTEL_BSP_SCHEDULE_DELAY unset = 5000 ms, collector OTELCOL_BATCH_TIMEOUT=${COLLECTOR_BATCH_TIMEOUT}, polled every 20 ms)`,
     );
-    // measured, not asserted: the figure goes to the README; correctness is that both turns arrive whole
+    // the figure goes to docs/measured.md; what is asserted is that each turn left at its end, not at the
+    // batch processor's 5 s timer (which took 4.2-4.6 s before turns were exported as they end)
     expect(latencies).toHaveLength(2);
+    for (const ms of latencies) expect(ms).toBeLessThan(2_500);
+    expect((await d.health()).sinks.otel.turn_end_exports).toBeGreaterThanOrEqual(1);
     const { traces } = await settled(d, jaeger, service, sinceMs);
     expect(
       traces

@@ -100,7 +100,9 @@ describe('identity: replay equals live', () => {
         for (const ev of feed(s, envelopes(plan)).flat()) seen.add(ev.cause === undefined ? ev.type : `${ev.type}+cause`);
         for (const [k, v] of Object.entries(s.counters)) if (v > 0) seen.add(`counter:${k}`);
       }),
-      { numRuns: 300 },
+      // a fixed seed: this is a statement about the generator, so it must not depend on the run's luck
+      // (at 300 random runs one CI run missed the rarest path: a guardrail caused by an approval)
+      { numRuns: 1000, seed: 20261201 },
     );
     for (const want of [
       'run.finished+cause',

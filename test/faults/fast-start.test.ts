@@ -9,8 +9,8 @@ import { cardSpanId, toolSpanId } from '../../exporters/otel/ids.js';
 import { CLI } from '../support/paths.js';
 import { decodeResourceSpans, type DecodedSpan } from '../support/otlp-json.js';
 import { tempDir, waitFor } from '../support/processes.js';
-import { SENTINEL, type Envelope } from '../support/scripted-session.js';
-import { soakSession, soakSessionId, writeSoakHistory, type SoakHistory } from '../support/soak-history.js';
+import type { Envelope } from '../support/scripted-session.js';
+import { soakEnvelope, soakSession, soakSessionId, writeSoakHistory, type SoakHistory } from '../support/soak-history.js';
 
 /**
  * Restart to healthy took seconds under load, and 21.8 s after a 300k-event
@@ -179,17 +179,7 @@ async function drained(d: Daemon): Promise<void> {
   );
 }
 
-function env(sid: string, hook: string, extra: Record<string, unknown>, over: Partial<Envelope> = {}): Envelope {
-  return {
-    hook_event_name: hook,
-    tool_name: null,
-    tool_input: null,
-    session_id: sid,
-    cwd: '/home/dev/proj',
-    ...over,
-    extra: { telemetry_schema_version: SENTINEL, ...extra },
-  };
-}
+const env = soakEnvelope;
 
 /**
  * The hooks after the restart, in three parts: P1 and P2 go to the first

@@ -4,34 +4,37 @@ import { runShim, startDaemonProcess, waitFor, type DaemonProcess } from '../sup
 import { MARKER, scriptedSession } from '../support/scripted-session.js';
 import { readLogs } from '../support/stream-invariants.js';
 
-/** The mirror over REAL OTLP/HTTP to a receiver on loopback, decoded on arrival. */
-describe('OTLP/HTTP export from the daemon process', () => {
-  const script = scriptedSession();
-  const receiver = new OtlpReceiver();
-  let daemon: DaemonProcess;
-
+/** A daemon process exporting over OTLP/HTTP to a loopback receiver, driven through the real shim with the scripted session. */
+function exportingDaemon(env: Record<string, string>) {
+  const ctx = { script: scriptedSession(), receiver: new OtlpReceiver(), daemon: undefined as unknown as DaemonProcess };
   beforeAll(async () => {
-    await receiver.start();
-    daemon = await startDaemonProcess({
+    await ctx.receiver.start();
+    ctx.daemon = await startDaemonProcess({
       OTEL_TRACES_EXPORTER: 'otlp',
-      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
-      OTEL_SERVICE_NAME: 'hermes-aep-test',
-      OTEL_RESOURCE_ATTRIBUTES: 'deployment.environment.name=ci',
+      OTEL_EXPORTER_OTLP_ENDPOINT: ctx.receiver.url,
       OTEL_BSP_SCHEDULE_DELAY: '50',
+      ...env,
     });
-    for (const env of script.envelopes) await runShim(JSON.stringify(env), daemon.shimEnv);
+    for (const e of ctx.script.envelopes) await runShim(JSON.stringify(e), ctx.daemon.shimEnv);
     await waitFor('spans exported', async () => {
-      const h = await daemon.health();
+      const h = await ctx.daemon.health();
       return h.sinks.otel.spans_exported > 0 && h.sinks.otel.spans_queued === 0 && h.sinks.log.queued === 0 ? h : undefined;
     });
   });
   afterAll(async () => {
-    await daemon?.stop();
-    await receiver.stop();
+    await ctx.daemon?.stop();
+    await ctx.receiver.stop();
   });
+  return ctx;
+}
+
+/** The mirror over REAL OTLP/HTTP to a receiver on loopback, decoded on arrival. */
+describe('OTLP/HTTP export from the daemon process', () => {
+  const ctx = exportingDaemon({ OTEL_SERVICE_NAME: 'hermes-aep-test', OTEL_RESOURCE_ATTRIBUTES: 'deployment.environment.name=ci' });
+  const { script, receiver } = ctx;
 
   it('what arrived decodes to the span tree, with the resource from OTEL_* variables', async () => {
-    const h = await daemon.health();
+    const h = await ctx.daemon.health();
     expect(receiver.spans).toHaveLength(h.sinks.otel.spans_exported);
     expect(h.sinks.otel).toMatchObject({ exporter: 'otlp', spans_failed: 0, spans_dropped: 0 });
     const roots = receiver.spans.filter((s) => s.name === 'invoke_agent hermes');
@@ -49,7 +52,7 @@ describe('OTLP/HTTP export from the daemon process', () => {
   });
 
   it('the JSONL log carries the same traceparents the spans have', () => {
-    const events = readLogs(daemon.historyDir).get(`${script.session}.jsonl`)!;
+    const events = readLogs(ctx.daemon.historyDir).get(`${script.session}.jsonl`)!;
     const spanIds = new Set(receiver.spans.map((s) => `${s.traceId}-${s.spanId}`));
     const stamped = events.filter((e) => e.traceparent);
     expect(stamped.length).toBeGreaterThan(30);
@@ -63,31 +66,11 @@ describe('OTLP/HTTP export from the daemon process', () => {
 
 /** OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf: the same spans, as protobuf bodies (the OTel default many guides set). */
 describe('OTLP/HTTP protobuf export from the daemon process', () => {
-  const script = scriptedSession();
-  const receiver = new OtlpReceiver();
-  let daemon: DaemonProcess;
-
-  beforeAll(async () => {
-    await receiver.start();
-    daemon = await startDaemonProcess({
-      OTEL_TRACES_EXPORTER: 'otlp',
-      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
-      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf',
-      OTEL_BSP_SCHEDULE_DELAY: '50',
-    });
-    for (const env of script.envelopes) await runShim(JSON.stringify(env), daemon.shimEnv);
-    await waitFor('spans exported', async () => {
-      const h = await daemon.health();
-      return h.sinks.otel.spans_exported > 0 && h.sinks.otel.spans_queued === 0 && h.sinks.log.queued === 0 ? h : undefined;
-    });
-  });
-  afterAll(async () => {
-    await daemon?.stop();
-    await receiver.stop();
-  });
+  const ctx = exportingDaemon({ OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf' });
+  const { script, receiver } = ctx;
 
   it('every request is protobuf, and carries the turns’ spans', async () => {
-    const h = await daemon.health();
+    const h = await ctx.daemon.health();
     expect(h.sinks.otel).toMatchObject({ exporter: 'otlp', spans_failed: 0, spans_dropped: 0 });
     expect(receiver.contentTypes.length).toBeGreaterThan(0);
     expect(receiver.contentTypes.every((t) => t.startsWith('application/x-protobuf'))).toBe(true);

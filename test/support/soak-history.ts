@@ -57,9 +57,9 @@ export function cutOf(i: number): Cut {
   return 'none';
 }
 
-/** One session's hooks in firing order, and the index where a cut session stops. */
-export function soakSession(sid: string, i: number): { hooks: Envelope[]; cutAt: number } {
-  const env = (hook: string, extra: Record<string, unknown>, over: Partial<Envelope> = {}): Envelope => ({
+/** One live Hermes hook envelope of session `sid` (the drift sentinel in `extra`). */
+export function soakEnvelope(sid: string, hook: string, extra: Record<string, unknown>, over: Partial<Envelope> = {}): Envelope {
+  return {
     hook_event_name: hook,
     tool_name: null,
     tool_input: null,
@@ -67,7 +67,12 @@ export function soakSession(sid: string, i: number): { hooks: Envelope[]; cutAt:
     cwd: '/home/dev/proj',
     ...over,
     extra: { telemetry_schema_version: SENTINEL, ...extra },
-  });
+  };
+}
+
+/** One session's hooks in firing order, and the index where a cut session stops. */
+export function soakSession(sid: string, i: number): { hooks: Envelope[]; cutAt: number } {
+  const env = (hook: string, extra: Record<string, unknown>, over: Partial<Envelope> = {}): Envelope => soakEnvelope(sid, hook, extra, over);
   const cut = cutOf(i);
   // what turn 2 does besides plain tools: the cut's own unit, else one by index
   const extraKind = cut === 'none' || cut === 'unfinalized' ? (['plain', 'clarify', 'approval', 'delegation', 'apierror'] as const)[i % 5]! : cut;

@@ -9,6 +9,7 @@ import type { Logger } from './diagnostics.js';
 import { HookPipeline, type EventStage } from './pipeline.js';
 import { buildServer } from './server.js';
 import type { RequestGuard } from '../transport/request-guard.js';
+import type { DropReports } from '../transport/drop-report.js';
 import { SpoolIngest } from './spool-ingest.js';
 
 export interface HookAppOptions {
@@ -26,6 +27,8 @@ export interface HookAppOptions {
   readonly jsonWorkerUrl?: URL;
   /** Host/Origin/token checks (transport/request-guard.ts); its counters go to /healthz `transport` */
   readonly guard?: RequestGuard;
+  /** the plugin transport's drop reports (the caller shows them in /healthz `transport.plugin`) */
+  readonly dropReports?: DropReports;
   readonly recorder?: EnvelopeRecorder;
   /** facts the caller adds to /healthz (version, epoch, …) */
   readonly health?: () => Record<string, unknown>;
@@ -82,6 +85,7 @@ export function createHookApp(o: HookAppOptions): HookApp {
     ...(o.maxBodyNodes !== undefined ? { maxBodyNodes: o.maxBodyNodes } : {}),
     ...(o.jsonWorkerUrl ? { jsonWorkerUrl: o.jsonWorkerUrl } : {}),
     ...(o.guard ? { guard: o.guard } : {}),
+    ...(o.dropReports ? { dropReports: o.dropReports } : {}),
     log: o.log,
     degraded: () => bus.degraded(),
     health: () => ({

@@ -16,6 +16,7 @@ import type { SpoolIngest } from './spool-ingest.js';
 import type { EventBus } from '../sinks/event-bus.js';
 import { EnvelopeRecorder } from './envelope-recorder.js';
 import { RequestGuard } from '../transport/request-guard.js';
+import { DropReports } from '../transport/drop-report.js';
 import { ensureHookToken, HookTokenError } from '../transport/hook-token.js';
 import { openListeners } from '../transport/listeners.js';
 import { prepareSocketPath, SocketInUseError } from '../transport/unix-socket.js';
@@ -136,6 +137,7 @@ export async function startDaemon({ config, otel }: Settings, log: Logger): Prom
   // an unwritable or full log dir shows (degraded, one stderr line, hooks refused) from the start
   await history.start();
   const started = Date.now();
+  const dropReports = new DropReports();
   const { app, bus, spool } = createHookApp({
     policy: config.policy,
     identity,
@@ -146,6 +148,7 @@ export async function startDaemon({ config, otel }: Settings, log: Logger): Prom
     maxBodyBytes: config.maxBodyBytes,
     maxBodyNodes: config.maxBodyNodes,
     guard: transport.guard,
+    dropReports,
     ...(recorder ? { recorder } : {}),
     health: () => ({
       version: VERSION,
@@ -153,7 +156,7 @@ export async function startDaemon({ config, otel }: Settings, log: Logger): Prom
       uptime_s: Math.round((Date.now() - started) / 1000),
       control: false,
       capture: { ceiling: config.policy.ceiling, ...config.policy.categories },
-      transport: { socket: config.socket ?? null, tcp: late.tcpUrl ?? null, ...transport.guard.stats() },
+      transport: { socket: config.socket ?? null, tcp: late.tcpUrl ?? null, ...transport.guard.stats(), plugin: dropReports.stats() },
       snapshot: snapshot.healthz(),
     }),
     spool: { dir: path.join(config.stateDir, 'spool'), seen: spooledSeen },

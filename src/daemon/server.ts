@@ -7,6 +7,7 @@ import type { Degradation } from '../sinks/health-latch.js';
 import { JsonBodyParser, knownDepth } from './json-body.js';
 import { DEFAULT_MAX_BODY_NODES } from '../config/config.js';
 import type { RequestGuard } from '../transport/request-guard.js';
+import { DROPPED_HEADER, type DropReports } from '../transport/drop-report.js';
 
 export interface ServerDeps {
   readonly pipeline: HookPipeline;
@@ -23,6 +24,8 @@ export interface ServerDeps {
   readonly jsonWorkerUrl?: URL;
   /** Host/Origin/token checks, before anything else (the daemon always sets one) */
   readonly guard?: RequestGuard;
+  /** the plugin transport's drop counts (a request header), for /healthz `transport.plugin` */
+  readonly dropReports?: DropReports;
 }
 
 /** Hermes payloads nest a handful of levels; the bound keeps every recursive walk (digest, redaction) safe. */
@@ -116,6 +119,11 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
   app.setNotFoundHandler((_req, reply) => reply.code(404).send({ error: 'not_found', message: 'no such route' }));
 
   app.post('/hook', async (req, reply) => {
+    const drops = deps.dropReports ? deps.dropReports.read(req.headers[DROPPED_HEADER]) : 0;
+    if (drops === undefined) {
+      rejected++;
+      return reply.code(400).send({ error: 'bad_drop_report', message: `${DROPPED_HEADER} must be one decimal count (0..999999999)` });
+    }
     if (nestsDeeperThan(req.body, MAX_DEPTH)) {
       rejected++;
       return reply.code(400).send({ error: 'too_deep', message: `body nests deeper than ${MAX_DEPTH} levels` });
@@ -142,6 +150,7 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
     // Observe-only: the reply never injects context. `retained` (write failed, held in memory
     // until the log recovers) and `lost` (counted) are answered 200 too: the hook was processed,
     // its seqs and spans exist, so a retry would duplicate them.
+    deps.dropReports?.add(drops);
     return reply.code(200).send({});
   });
 

@@ -1,0 +1,66 @@
+"""Drives plugin/hermes-aep as Hermes's plugin manager would (a fake ctx), for test/unit/plugin/*.test.ts.
+
+stdin: one JSON spec {plugin_dir, cwd?, env?, queue_max?, hold_lock?, calls: [{hook, kwargs, drain?}], out}.
+A kwarg value {"$py": "<expr>"} is evaluated (non-JSON values: Decimal, Path, an object whose str() raises).
+Results go to the `out` file, never stdout: the test checks the plugin itself prints nothing.
+"""
+import decimal
+import importlib.util
+import json
+import os
+import pathlib
+import sys
+import time
+
+spec = json.load(sys.stdin)
+os.environ.update(spec.get("env", {}))
+if spec.get("cwd"):
+    os.chdir(spec["cwd"])
+
+
+class Boom:
+    def __str__(self):
+        raise RuntimeError("no str for you")
+
+
+def value(v):
+    if isinstance(v, dict) and set(v) == {"$py"}:
+        return eval(v["$py"], {"decimal": decimal, "pathlib": pathlib, "Boom": Boom})
+    return v
+
+
+mod_spec = importlib.util.spec_from_file_location("hermes_plugins.hermes_aep", os.path.join(spec["plugin_dir"], "__init__.py"))
+mod = importlib.util.module_from_spec(mod_spec)
+mod_spec.loader.exec_module(mod)
+if spec.get("queue_max"):
+    mod.QUEUE_MAX = spec["queue_max"]
+
+
+class Ctx:
+    def __init__(self):
+        self.hooks = {}
+
+    def register_hook(self, name, cb):
+        self.hooks[name] = cb
+
+
+ctx = Ctx()
+fwd = mod.register(ctx)
+results = []
+if spec.get("hold_lock"):
+    fwd.lock.acquire()  # the worker stalls on its first delivery: the queue fills
+for call in spec["calls"]:
+    kwargs = {k: value(v) for k, v in call["kwargs"].items()}
+    t0 = time.perf_counter()
+    try:
+        ret, raised = ctx.hooks[call["hook"]](**kwargs), None
+    except BaseException as exc:  # the plugin must never let one through
+        ret, raised = None, type(exc).__name__
+    results.append({"ret": ret, "ms": (time.perf_counter() - t0) * 1000, "raised": raised})
+    if call.get("drain"):
+        fwd.queue.join()
+if spec.get("hold_lock"):
+    fwd.lock.release()
+    fwd.queue.join()
+with open(spec["out"], "w") as f:
+    json.dump({"results": results, "hooks": sorted(ctx.hooks), "dropped": fwd.dropped, "worker_alive": fwd.worker is not None and fwd.worker.is_alive()}, f)

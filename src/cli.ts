@@ -35,6 +35,11 @@ target like the options do, and whatever differs from the default is written
 into the registered command, so Hermes needs none of them.
 `;
 
+function transportKind(raw: string): 'shell' | 'plugin' {
+  if (raw !== 'shell' && raw !== 'plugin') throw new Error('--transport takes shell (the default) or plugin');
+  return raw;
+}
+
 function timeoutSeconds(raw: string): number {
   const n = Number(raw);
   if (!/^\d+$/.test(raw) || n < 6 || n > 300) {
@@ -87,22 +92,30 @@ async function program(): Promise<CommandType> {
     .option('--url <url>', 'register the shim for TCP at this loopback URL, e.g. http://127.0.0.1:8393/hook (compose)')
     .option('--state-dir <dir>', 'the state directory the shim copy, token and defaults live in (default AEP_STATE_DIR or ~/.aep/state/hermes-aep)')
     .option('--hermes-home <dir>', "Hermes's directory (default HERMES_HOME or ~/.hermes)")
+    .option(
+      '--transport <kind>',
+      'shell: a shell hook per event, the shim runs out of process (default); plugin: a Hermes plugin forwards the same envelopes from a background thread',
+      transportKind,
+      'shell',
+    )
     .allowExcessArguments(false)
     .addHelpText('after', INSTALL_ENV)
-    .action(async (o: { dryRun?: boolean; timeout: number; socket?: string; url?: string; stateDir?: string; hermesHome?: string }) =>
-      (await import('./install/install-cli.js')).runInstall({
-        dryRun: Boolean(o.dryRun),
-        timeout: o.timeout,
-        socket: o.socket,
-        url: o.url,
-        stateDir: o.stateDir,
-        hermesHome: o.hermesHome,
-      }),
+    .action(
+      async (o: { dryRun?: boolean; timeout: number; socket?: string; url?: string; stateDir?: string; hermesHome?: string; transport: 'shell' | 'plugin' }) =>
+        (await import('./install/install-cli.js')).runInstall({
+          transport: o.transport,
+          dryRun: Boolean(o.dryRun),
+          timeout: o.timeout,
+          socket: o.socket,
+          url: o.url,
+          stateDir: o.stateDir,
+          hermesHome: o.hermesHome,
+        }),
     );
 
   cli
     .command('uninstall')
-    .description('remove exactly what install added to config.yaml and the allowlist (any install path); the shim copy stays')
+    .description('remove exactly what install added to config.yaml and the allowlist, and the plugin directory (either transport); the shim copy stays')
     .option('-n, --dry-run', 'print the planned changes; write nothing')
     .option('--hermes-home <dir>', "Hermes's directory (default HERMES_HOME or ~/.hermes)")
     .allowExcessArguments(false)

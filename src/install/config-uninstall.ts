@@ -2,6 +2,7 @@ import { isSeq, parseDocument, type Node, type YAMLSeq } from 'yaml';
 import { applyDeletes, lineOf, lines, lineSpans } from './text-edits.js';
 import { ConfigRefused, isNull, load, MARK, marks, range, WAS_PREFIX } from './yaml-source.js';
 import { hooksMap, isOurItem, itemLines, oursIn, type ConfigEdit } from './config-entries.js';
+import { pluginKeysToKeep } from './config-plugin.js';
 
 /**
  * Remove what install added (and entries of ours an older install wrote
@@ -48,6 +49,10 @@ export function removeHooks(text: string): ConfigEdit {
       else if (m.marked.has(hl)) keptKeyLines.add(hl);
     }
   }
+  // plugins: / enabled: lines we marked that still hold someone's entries keep everything but the mark
+  const plugin = pluginKeysToKeep(doc, l, m);
+  for (const line of plugin.keep) keptKeyLines.add(line);
+  if (plugin.ours) changes.push(`plugins.enabled: remove hermes-aep`);
   // any other line install marked is ours too (a user may have moved things around)
   for (const line of m.marked.keys()) if (!keptKeyLines.has(line)) removeLines.add(line);
   for (const line of m.created) removeLines.add(line);

@@ -1,5 +1,6 @@
 import { REGISTERED_HOOKS } from '../hermes/envelope.js';
-import { isInstalled, type ConfigEdit, type HookEntry } from './config-entries.js';
+import { isInstalled, ourCommands, type ConfigEdit, type HookEntry } from './config-entries.js';
+import { hasPluginLines, isPluginEnabled, planPluginEnable, PLUGIN_NAME } from './config-plugin.js';
 import { planInsert } from './config-install.js';
 import { removeHooks } from './config-uninstall.js';
 import { ConfigRefused } from './yaml-source.js';
@@ -10,6 +11,7 @@ export { ConfigRefused, CREATED_MARK, MARK, WAS_PREFIX } from './yaml-source.js'
 export type { ConfigEdit, HookEntry } from './config-entries.js';
 export { ourCommands } from './config-entries.js';
 export { removeHooks } from './config-uninstall.js';
+export { PLUGIN_NAME } from './config-plugin.js';
 
 /**
  * Editing `$HERMES_HOME/config.yaml` so that uninstall gives back the exact
@@ -34,7 +36,7 @@ export { removeHooks } from './config-uninstall.js';
  * file without our entries, byte for byte.
  */
 export function addHooks(text: string, entry: HookEntry, events: readonly string[] = REGISTERED_HOOKS, opts: { create?: boolean } = {}): ConfigEdit {
-  if (isInstalled(text, entry, events)) return { text, changed: false, changes: [] };
+  if (isInstalled(text, entry, events) && !hasPluginLines(text)) return { text, changed: false, changes: [] };
   const before = removeHooks(text);
   const base = before.deleteFile ? '' : before.text;
   const create = Boolean(before.deleteFile || opts.create);
@@ -45,5 +47,23 @@ export function addHooks(text: string, entry: HookEntry, events: readonly string
     throw new ConfigRefused('install could not prove that uninstall would give this config.yaml back byte for byte (please report its shape)');
   }
   const changes = events.map((ev) => `hooks.${ev}: ${had.has(ev) ? 'refresh' : 'add'} ${entry.command} (timeout ${entry.timeout}s)`);
-  return { text: out, changed: true, changes };
+  return { text: out, changed: true, changes: [...before.changes.filter((c) => c.startsWith('plugins.')), ...changes] };
+}
+
+/**
+ * The plugin transport: `hermes-aep` in `plugins.enabled`, and none of our hook entries (they would deliver every
+ * hook twice). Idempotent, and proven like addHooks: uninstall gives back the file without our lines, byte for byte.
+ */
+export function enablePlugin(text: string, opts: { create?: boolean } = {}): ConfigEdit {
+  if (isPluginEnabled(text) && ourCommands(text).length === 0) return { text, changed: false, changes: [] };
+  const before = removeHooks(text);
+  const base = before.deleteFile ? '' : before.text;
+  const create = Boolean(before.deleteFile || opts.create);
+  const out = planPluginEnable(base, create);
+  const back = removeHooks(out);
+  if ((back.deleteFile ? '' : back.text) !== base || Boolean(back.deleteFile) !== create || !isPluginEnabled(out) || ourCommands(out).length > 0) {
+    throw new ConfigRefused('install could not prove that uninstall would give this config.yaml back byte for byte (please report its shape)');
+  }
+  const removed = before.changes.filter((c) => c.startsWith('hooks.'));
+  return { text: out, changed: out !== text, changes: [...removed, ...(out === base ? [] : [`plugins.enabled: add ${PLUGIN_NAME}`])] };
 }

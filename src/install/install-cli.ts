@@ -1,5 +1,4 @@
-import { lstat, mkdir, open, readFile, realpath, rename, stat, unlink } from 'node:fs/promises';
-import os from 'node:os';
+import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { REGISTERED_HOOKS } from '../hermes/envelope.js';
@@ -11,11 +10,16 @@ import { shlexSplit } from './shell-words.js';
 import { placeShim, shimDir } from './shim-copy.js';
 import { resolveTarget, type TargetOptions } from './shim-target.js';
 import { packageVersion } from './version.js';
+import { pluginDir, pluginState, removePlugin } from './plugin-copy.js';
+import { runPluginInstall } from './install-plugin.js';
+import { atomicWrite, checkHome, hermesHome, print, readHermesFiles, readText, realTarget, removeCreated, summarize } from './install-io.js';
 
 export interface InstallOptions extends TargetOptions {
   readonly dryRun: boolean;
   readonly timeout: number;
   readonly hermesHome?: string | undefined;
+  /** `shell` (the default): the shim as a shell hook; `plugin`: the in-process forwarder (plugin/hermes-aep/) */
+  readonly transport?: 'shell' | 'plugin' | undefined;
 }
 
 export interface UninstallOptions {
@@ -23,103 +27,11 @@ export interface UninstallOptions {
   readonly hermesHome?: string | undefined;
 }
 
-function hermesHome(opt: string | undefined): string {
-  const h = opt ?? process.env.HERMES_HOME;
-  if (h) return path.resolve(h === '~' ? os.homedir() : h.startsWith('~/') ? path.join(os.homedir(), h.slice(2)) : h);
-  return path.join(os.homedir(), '.hermes');
-}
-
-/** Hermes's directory: it may be missing (install creates it), but not something else. */
-async function checkHome(home: string): Promise<boolean> {
-  try {
-    const st = await stat(home);
-    if (!st.isDirectory()) throw new Error(`HERMES_HOME ${home} is not a directory`);
-    return true;
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false;
-    throw err;
-  }
-}
-
-/** The file's text, undefined when it does not exist; bytes that are not UTF-8 are refused (they could not be given back). */
-async function readText(file: string, name: string): Promise<string | undefined> {
-  let buf: Buffer;
-  try {
-    buf = await readFile(file);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw err;
-  }
-  const text = buf.toString('utf8');
-  if (!Buffer.from(text, 'utf8').equals(buf)) throw new Error(`${name} is not UTF-8 text; leaving it untouched`);
-  return text;
-}
-
-/** Write through a symlinked file (dotfile managers), not over the link. */
-async function realTarget(file: string): Promise<string> {
-  try {
-    return await realpath(file);
-  } catch {
-    return file;
-  }
-}
-
-/** Temp file + fsync + rename, keeping the original's mode (new files 0600: config.yaml holds API keys). */
-async function atomicWrite(file: string, text: string): Promise<void> {
-  let mode = 0o600;
-  try {
-    mode = (await stat(file)).mode & 0o777;
-  } catch {
-    /* new file */
-  }
-  const tmp = `${file}.hermes-aep.${process.pid}.tmp`;
-  const fh = await open(tmp, 'w', mode);
-  try {
-    await fh.writeFile(text);
-    await fh.sync();
-  } finally {
-    await fh.close();
-  }
-  await rename(tmp, file);
-}
-
-/** A file install created and uninstall emptied: remove it (through no symlink: then it is emptied instead). */
-async function removeCreated(file: string): Promise<void> {
-  if ((await lstat(file)).isSymbolicLink()) await atomicWrite(await realTarget(file), '');
-  else await unlink(file);
-}
-
-/** The report goes out after the work is done; a reader that went away (`| head`) loses only the report. */
-function print(lines: readonly string[]): Promise<void> {
-  return new Promise((resolve) => {
-    process.stdout.once('error', () => resolve());
-    process.stdout.write(`${lines.join('\n')}\n`, () => resolve());
-  });
-}
-
-/** One report line per kind of change: `hooks.<event>: add …` × 12 → `hooks: add … for <events>`. */
-function summarize(changes: readonly string[]): string[] {
-  const groups = new Map<string, string[]>();
-  for (const c of changes) {
-    const m = /^(hooks)\.([^:]+): (add|refresh|remove) ([^(]*?)\s*(\(.*\))?$/.exec(c) ?? /^(allowlist): (approve) ([^\s]+)()$/.exec(c);
-    const [head, subject] = m ? (m[1] === 'hooks' ? [`${m[1]}: ${m[3]}${m[3] === 'remove' ? ` ${m[4]}` : ''}`, m[2]!] : [`${m[1]}: ${m[2]}`, m[3]!]) : [c, ''];
-    groups.set(head, [...(groups.get(head) ?? []), subject]);
-  }
-  return [...groups].map(([head, subjects]) => {
-    const s = subjects.filter(Boolean);
-    return s.length === 0 ? `  ${head}` : `  ${head} (${s.length === 1 ? s[0] : `${s.length} events: ${s.join(', ')}`})`;
-  });
-}
-
 /** `hermes-aep install` */
 export async function runInstall(opts: InstallOptions): Promise<void> {
-  const home = hermesHome(opts.hermesHome);
+  if (opts.transport === 'plugin') return runPluginInstall(opts);
   const target = resolveTarget(opts);
-  const homeExisted = await checkHome(home);
-  const configFile = path.join(home, 'config.yaml');
-  const allowFile = path.join(home, 'shell-hooks-allowlist.json');
-  const configText = await readText(await realTarget(configFile), 'config.yaml');
-  const allowText = await readText(await realTarget(allowFile), 'shell-hooks-allowlist.json');
+  const { home, homeExisted, configFile, allowFile, configText, allowText } = await readHermesFiles(opts.hermesHome);
 
   const version = packageVersion();
   const source = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', 'shim', 'hook.cjs');
@@ -130,6 +42,7 @@ export async function runInstall(opts: InstallOptions): Promise<void> {
   // every refusal comes before anything is written
   const cfg = addHooks(configText ?? '', entry, REGISTERED_HOOKS, { create: configText === undefined });
   addApprovals(allowText, command, pythonNowIso(), null);
+  const pluginHere = (await pluginState(home)) === 'ours';
 
   const report = [
     `install${opts.dryRun ? ' (dry run: nothing is written)' : ''}: HERMES_HOME=${home}${homeExisted ? '' : ` (does not exist: ${opts.dryRun ? 'would be created' : 'created'}, 0700)`}`,
@@ -152,6 +65,7 @@ export async function runInstall(opts: InstallOptions): Promise<void> {
   report.push(...summarize([...cfg.changes, ...allow.changes]));
   if (cfg.changed) report.push(`    command: ${command}`, `    timeout: ${opts.timeout}`);
   if (!cfg.changed && !allow.changed) report.push('  config.yaml and the allowlist already hold exactly these entries: nothing to change');
+  if (pluginHere) report.push(`  plugin: remove ${pluginDir(home)} (the shell transport replaces it)`);
 
   if (opts.dryRun) {
     // only what this tool writes: the rest of config.yaml can hold API keys
@@ -164,6 +78,8 @@ export async function runInstall(opts: InstallOptions): Promise<void> {
   }
   if (cfg.changed) await atomicWrite(await realTarget(configFile), cfg.text);
   if (allow.changed) await atomicWrite(await realTarget(allowFile), allow.text);
+  // after config.yaml no longer enables it, the plugin transport's files go
+  if (pluginHere) await removePlugin(home);
   await print(report);
 }
 
@@ -192,10 +108,12 @@ export async function runUninstall(opts: UninstallOptions): Promise<void> {
   const allow = removeApprovals(allowText);
   const commands = [...(configText === undefined ? [] : ourCommands(configText)), ...ourApprovalCommands(allowText)];
 
+  const plugin = await pluginState(home);
   const report = [`uninstall${opts.dryRun ? ' (dry run: nothing is written)' : ''}: HERMES_HOME=${home}`];
   report.push(...summarize([...(cfg?.changes ?? []), ...allow.changes]));
   if (cfg?.deleteFile) report.push('  config.yaml: install created it and nothing else is in it: delete');
-  if (!cfg?.changed && !allow.changed) report.push('  no hermes-aep entries: nothing to change');
+  if (plugin === 'ours') report.push(`  plugin: remove ${pluginDir(home)}`);
+  if (!cfg?.changed && !allow.changed && plugin !== 'ours') report.push('  no hermes-aep entries: nothing to change');
   for (const dir of shimDirsOf(commands)) {
     report.push(`  left in place: ${dir} (a Hermes started before may still run it, another HERMES_HOME may use it; delete it when neither does)`);
   }
@@ -204,6 +122,7 @@ export async function runUninstall(opts: UninstallOptions): Promise<void> {
     else if (cfg?.changed) await atomicWrite(await realTarget(configFile), cfg.text);
     if (allow.deleteFile) await removeCreated(allowFile);
     else if (allow.changed) await atomicWrite(await realTarget(allowFile), allow.text);
+    if (plugin === 'ours' && (await removePlugin(home)) === 'kept-dir') report.push(`    (other files are in ${pluginDir(home)}: the directory stays)`);
   }
   await print(report);
 }

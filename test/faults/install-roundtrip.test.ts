@@ -13,7 +13,7 @@ import { promisify } from 'node:util';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseDocument } from 'yaml';
-import { addHooks, isOurCommand, removeHooks } from '../../src/install/hermes-config.js';
+import { addHooks, enablePlugin, isOurCommand, removeHooks } from '../../src/install/hermes-config.js';
 import { REGISTERED_HOOKS } from '../../src/hermes/envelope.js';
 import { CLI } from '../support/paths.js';
 import { tempDir } from '../support/processes.js';
@@ -100,6 +100,61 @@ const configArb: fc.Arbitrary<ConfigSpec> = fc.record({
   finalNewline: fc.boolean(),
   bom: fc.nat(9).map((n) => n === 0),
 });
+
+// the plugin transport's edit: `plugins:` in every form Hermes accepts (and a few it refuses)
+type PluginsForm = 'absent' | 'null-implicit' | 'null-tilde' | 'empty-flow' | 'block';
+interface PluginsSpec {
+  readonly form: PluginsForm;
+  readonly enabled: 'absent' | 'block' | 'flow' | 'flow-empty' | 'null' | 'multiline-flow';
+  readonly items: readonly string[];
+  readonly disabled: readonly string[];
+  readonly comment: boolean;
+  readonly indent: 2 | 4;
+  readonly first: boolean;
+}
+const pluginsArb: fc.Arbitrary<PluginsSpec> = fc.record({
+  form: fc.constantFrom<PluginsForm>('absent', 'null-implicit', 'null-tilde', 'empty-flow', 'block', 'block', 'block'),
+  enabled: fc.constantFrom(
+    'absent' as const,
+    'block' as const,
+    'block' as const,
+    'flow' as const,
+    'flow-empty' as const,
+    'null' as const,
+    'multiline-flow' as const,
+  ),
+  items: fc.uniqueArray(fc.constantFrom('disk-cleanup', '"quoted-one"', 'image_gen/openai', 'hermes-aep'), { minLength: 1, maxLength: 3 }),
+  disabled: fc.uniqueArray(fc.constantFrom('old-thing', 'hermes-aep'), { maxLength: 1 }),
+  comment: fc.boolean(),
+  indent: fc.constantFrom(2 as const, 4 as const),
+  first: fc.boolean(),
+});
+
+function pluginsLines(p: PluginsSpec): string[] {
+  const ind = ' '.repeat(p.indent);
+  switch (p.form) {
+    case 'absent':
+      return [];
+    case 'null-implicit':
+      return ['plugins:'];
+    case 'null-tilde':
+      return ['plugins: ~   # later'];
+    case 'empty-flow':
+      return ['plugins: {}'];
+    case 'block': {
+      const out = ['plugins:'];
+      if (p.comment) out.push(`${ind}# which plugins load`);
+      if (p.disabled.length > 0) out.push(`${ind}disabled: [${p.disabled.join(', ')}]`);
+      if (p.enabled === 'block') out.push(`${ind}enabled:`, ...p.items.map((i) => `${ind}${ind}- ${i}`));
+      if (p.enabled === 'flow') out.push(`${ind}enabled: [${p.items.join(', ')}]${p.comment ? '  # mine' : ''}`);
+      if (p.enabled === 'flow-empty') out.push(`${ind}enabled: []`);
+      if (p.enabled === 'null') out.push(`${ind}enabled:`);
+      if (p.enabled === 'multiline-flow') out.push(`${ind}enabled: [${p.items[0]!},`, `${ind}${ind}other]`);
+      if (out.length === 1 || (out.length === 2 && p.comment)) out.push(`${ind}entries: {}`);
+      return out;
+    }
+  }
+}
 
 /** The user's own hook entries for one event, as lines at the dash column. */
 function itemLines(kind: ItemKind, n: number, pad: string, anchors: string[]): string[] {
@@ -189,10 +244,11 @@ function hooksLines(c: ConfigSpec): string[] {
   return out;
 }
 
-function render(c: ConfigSpec): string {
+function render(c: ConfigSpec, plugins: readonly string[] = [], pluginsFirst = false): string {
   const parts = c.sections.map((s) => SECTIONS[s]!);
   const at = Math.min(c.hooksAt, parts.length);
-  const lines = [...parts.slice(0, at).flat(), ...hooksLines(c), ...parts.slice(at).flat()];
+  const body = [...parts.slice(0, at).flat(), ...hooksLines(c), ...parts.slice(at).flat()];
+  const lines = pluginsFirst ? [...plugins, ...body] : [...body, ...plugins];
   let text = lines.join(c.eol);
   if (c.finalNewline && lines.length > 0) text += c.eol;
   return (c.bom ? '\uFEFF' : '') + text;
@@ -294,6 +350,45 @@ describe('install → uninstall round trip on config.yaml (property)', () => {
         expect(removeHooks(moved.text).text).toBe(original);
         // uninstall of a config without our entries changes nothing
         expect(removeHooks(original).text).toBe(original);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('the plugin transport: enable → uninstall gives back the bytes; twice = once; switching transports both ways round-trips', () => {
+    fc.assert(
+      fc.property(configArb, pluginsArb, (c, p) => {
+        const original = render(c, pluginsLines(p), p.first);
+        const a = load(original);
+        const userEnabled = Array.isArray(a.plugins?.enabled) && (a.plugins.enabled as unknown[]).includes('hermes-aep');
+        if (p.form === 'block' && p.disabled.includes('hermes-aep')) {
+          expect(() => enablePlugin(original)).toThrow(/plugins.disabled lists hermes-aep/);
+          return;
+        }
+        if (p.form === 'block' && p.enabled === 'multiline-flow' && !userEnabled) {
+          expect(() => enablePlugin(original)).toThrow(/several lines/);
+          return;
+        }
+        const once = enablePlugin(original);
+        const b = load(once.text);
+        // what Hermes reads: the same config, with hermes-aep enabled
+        expect(b.plugins.enabled).toContain('hermes-aep');
+        expect(b.plugins.enabled.filter((n: string) => n !== 'hermes-aep')).toEqual(((a.plugins?.enabled ?? []) as string[]).filter((n) => n !== 'hermes-aep'));
+        const { plugins: pa, ...restA } = a;
+        const { plugins: pb, ...restB } = b;
+        expect(restB).toEqual(restA);
+        expect({ ...(pb ?? {}), enabled: undefined }).toEqual({ ...(pa ?? {}), enabled: undefined });
+        expect(once.changed).toBe(!userEnabled);
+        expect(removeHooks(once.text).text).toBe(original);
+        expect(enablePlugin(once.text).changed).toBe(false);
+        if (c.hooks === 'flow-nonempty') return;
+        // plugin → shell → uninstall, and shell → plugin → uninstall
+        const shell = addHooks(once.text, ENTRY);
+        expect(load(shell.text).plugins?.enabled ?? []).toEqual(userEnabled ? a.plugins.enabled : (a.plugins?.enabled ?? []));
+        expect(removeHooks(shell.text).text).toBe(original);
+        const back = enablePlugin(addHooks(original, ENTRY).text);
+        expect(back.text).toBe(once.text);
+        expect(removeHooks(back.text).text).toBe(original);
       }),
       { numRuns: 300 },
     );

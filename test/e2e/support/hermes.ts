@@ -43,6 +43,8 @@ export async function makeHermesHome(opts: {
   version?: HermesVersion;
   /** false: leave the hooks to the caller (the fixture recorder writes its own, in extraYaml) */
   install?: boolean;
+  /** more `install` options, e.g. `['--transport', 'plugin']` */
+  installArgs?: readonly string[];
 }): Promise<HermesHome> {
   const version = opts.version ?? PINNED_HERMES_VERSION;
   const bin = hermesBin(version);
@@ -90,7 +92,10 @@ export async function makeHermesHome(opts: {
     // where the installed shim finds the daemon (its socket under this state dir)
     ...opts.hookEnv,
   };
-  if (opts.install !== false) await run(process.execPath, [CLI, 'install', '--timeout', '20'], { env: { ...process.env, ...opts.hookEnv, HERMES_HOME: home } });
+  if (opts.install !== false)
+    await run(process.execPath, [CLI, 'install', '--timeout', '20', ...(opts.installArgs ?? [])], {
+      env: { ...process.env, ...opts.hookEnv, HERMES_HOME: home },
+    });
   return { version, bin, home, cwd, env };
 }
 

@@ -137,6 +137,9 @@ describe('plugin transport: failures stay inside the plugin', () => {
     expect([r.code, r.stdout, r.stderr]).toEqual([0, '', '']);
     expect(r.out.results.map((x) => x.raised)).toEqual([null, null, null]);
     expect(r.out.worker_alive).toBe(true);
+    // the unserialisable one counts as dropped (reported to the daemon with the next delivery)
+    expect(r.out.dropped).toBe(1);
+    expect(fake.headers.map((h) => h['x-hermes-aep-dropped'])).toEqual(['1', '1']);
     // the unserialisable one never left; the reset one was sent (not spooled: it may have been taken); the last arrived
     expect(fake.bodies.map((b) => JSON.parse(b.toString()).session_id)).toEqual(['reset', 's1']);
     expect(readdirSync(fake.stateDir).filter((f) => f === 'spool')).toEqual([]);

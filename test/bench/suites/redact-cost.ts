@@ -1,15 +1,10 @@
-// Benchmark: the cost of one §9.4 redaction call on the daemon's hook path,
-// against the SHA-256 content digest the same path already computes for the
-// same content (`*_digest`). Prints µs per call and the ratio; asserts nothing.
-//
-//   npm run build && node dist/test/bench/redact-cost.js
-//
-// Run it on two commits to compare a change (the inputs are fixed and
-// deterministic, so the figures are comparable).
-import { contentDigest } from '../../src/capture/canonical-json.js';
-import { redactText, redactValue } from '../../src/capture/redact.js';
-
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 15);
+// The cost of one §9.4 redaction call on the daemon's hook path, against the SHA-256 content digest the same path
+// already computes for the same content (`*_digest`), rounds interleaved. Not budgeted: the figure to watch when the
+// redaction rules change (the inputs are fixed and deterministic, so runs on two commits compare).
+import { contentDigest } from '../../../src/capture/canonical-json.js';
+import { redactText, redactValue } from '../../../src/capture/redact.js';
+import type { Figure, Suite } from '../bench-types.js';
+import { median, round } from '../support/stats.js';
 
 /** Deterministic pseudo-random text (xorshift), so every run sees the same bytes. */
 function prng(seed: number): () => number {
@@ -48,12 +43,13 @@ const withSecrets =
   '@db.internal:5432/app\n' +
   prose(1800, 8);
 
-const inputs: ReadonlyArray<{ name: string; value: unknown }> = [
-  { name: 'approval command (84 B)', value: approval },
-  { name: 'tool result, clean (4 KB)', value: prose(4096, 1) },
-  { name: 'tool result with 3 secrets (3.8 KB)', value: withSecrets },
-  { name: 'tool result, clean (256 KB)', value: prose(256 * 1024, 2) },
+const inputs: ReadonlyArray<{ id: string; name: string; value: unknown }> = [
+  { id: 'approval_command', name: 'approval command (84 B)', value: approval },
+  { id: 'tool_result_4k', name: 'tool result, clean (4 KB)', value: prose(4096, 1) },
+  { id: 'tool_result_secrets', name: 'tool result with 3 secrets (3.8 KB)', value: withSecrets },
+  { id: 'tool_result_256k', name: 'tool result, clean (256 KB)', value: prose(256 * 1024, 2) },
   {
+    id: 'tool_args_200',
     name: 'tool args object, 200 short strings',
     value: Object.fromEntries(Array.from({ length: 200 }, (_, i) => [`k${i}`, prose(40, 100 + i)])),
   },
@@ -71,32 +67,35 @@ function timePerCall(fn: () => unknown, minMs = 40): number {
   }
 }
 
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.floor(s.length / 2)]!;
-}
-
-const fmt = (us: number) => (us >= 1000 ? `${(us / 1000).toFixed(2)} ms` : `${us.toFixed(1)} µs`);
-
-function main(): void {
-  console.log(`redaction cost per call (median of ${ROUNDS} interleaved rounds), node ${process.version}`);
-  console.log('| input | redact | digest (baseline) | ratio |');
-  console.log('| --- | --- | --- | --- |');
-  for (const { name, value } of inputs) {
-    const redact = typeof value === 'string' ? () => redactText(value, { home: '/home/dev' }) : () => redactValue(value, { home: '/home/dev' });
-    const digest = () => contentDigest(value);
-    redact();
-    digest();
-    const r: number[] = [];
-    const d: number[] = [];
-    for (let i = 0; i < ROUNDS; i++) {
-      r.push(timePerCall(redact));
-      d.push(timePerCall(digest));
+export const suite: Suite = {
+  name: 'redact-cost',
+  about: 'one redaction call vs the SHA-256 content digest of the same input, µs per call, rounds interleaved',
+  async run(ctx) {
+    const rounds = ctx.short ? 5 : 15;
+    const figures: Figure[] = [];
+    for (const { id, name, value } of inputs) {
+      const redact = typeof value === 'string' ? () => redactText(value, { home: '/home/dev' }) : () => redactValue(value, { home: '/home/dev' });
+      const digest = () => contentDigest(value);
+      redact();
+      digest();
+      const r: number[] = [];
+      const d: number[] = [];
+      for (let i = 0; i < rounds; i++) {
+        r.push(timePerCall(redact));
+        d.push(timePerCall(digest));
+      }
+      const rm = median(r);
+      const dm = median(d);
+      figures.push({
+        id: `redact.${id}`,
+        label: `redaction, ${name}`,
+        measure: { value: round(rm, 1), unit: 'µs', n: rounds },
+        yardstick: { label: 'SHA-256 content digest of the same input', measure: { value: round(dm, 1), unit: 'µs', n: rounds } },
+        ratio: round(rm / dm, 2),
+      });
+      await new Promise((res) => setImmediate(res));
     }
-    const rm = median(r);
-    const dm = median(d);
-    console.log(`| ${name} | ${fmt(rm)} | ${fmt(dm)} | ${(rm / dm).toFixed(2)}x |`);
-  }
-}
-
-main();
+    ctx.log(`redact-cost: ${inputs.length} inputs × ${rounds} rounds`);
+    return figures;
+  },
+};

@@ -70,7 +70,8 @@ export const suite: Suite = {
       let next = 0;
       let late = 0;
       const t0 = performance.now();
-      await Promise.all(
+      const d = daemon;
+      const load = Promise.all(
         Array.from({ length: LANES }, async () => {
           for (let s = next++; s < bodies.length; s = next++) {
             for (const body of bodies[s]!) {
@@ -84,6 +85,11 @@ export const suite: Suite = {
           }
         }),
       );
+      await load.catch((err: unknown) => {
+        // say whether the daemon is still there: a reset from a live daemon and a dead daemon are different findings
+        const state = d.child.exitCode !== null || d.child.signalCode !== null ? `daemon exited (${d.child.exitCode ?? d.child.signalCode})` : 'daemon alive';
+        throw new Error(`${(err as Error).message} after ${Math.round(performance.now() - t0)} ms; ${state}; daemon stderr: ${d.stderr().slice(-1500)}`);
+      });
       const sendSeconds = (performance.now() - t0) / 1000;
       // every finished span handed to the exporter and answered, then the collector's counter caught up
       const otel = await waitFor(

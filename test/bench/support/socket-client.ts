@@ -10,7 +10,9 @@ export class SocketClient {
     private readonly socketPath: string,
     connections: number,
   ) {
-    this.agent = new Agent({ keepAlive: true, maxSockets: connections });
+    // fifo: every kept-alive connection is reused in turn, so none sits idle into the server's keep-alive
+    // timeout (5 s) and meets its close mid-request (a reset seen once in 60,000 paced hooks with lifo)
+    this.agent = new Agent({ keepAlive: true, maxSockets: connections, scheduling: 'fifo' });
   }
 
   /** POST one body; resolves with the status (rejects when the connection fails). */

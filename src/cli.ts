@@ -70,7 +70,10 @@ async function program(): Promise<CommandType> {
     .description('run the daemon: POST /hook, GET /healthz')
     .allowExcessArguments(false)
     .addHelpText('after', DAEMON_ENV)
-    .action(async () => (await import('./daemon/main.js')).main());
+    .action(async () => {
+      (await import('./daemon/compile-cache.js')).enableDaemonCompileCache();
+      await (await import('./daemon/main.js')).main();
+    });
 
   cli
     .command('hook')

@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { monotonicFactory } from 'ulid';
+import { bufferedPrng } from '../util/buffered-prng.js';
 import type { DaemonConfig } from '../config/config.js';
 import { ConfigError } from '../config/read-env.js';
 import { loadSettings, type Settings } from '../config/settings.js';
@@ -14,6 +15,7 @@ import { Snapshotter } from '../state/snapshot.js';
 import { createHookApp } from './hook-app.js';
 import type { SpoolIngest } from './spool-ingest.js';
 import type { EventBus } from '../sinks/event-bus.js';
+import type { HookPipeline } from './pipeline.js';
 import { EnvelopeRecorder } from './envelope-recorder.js';
 import { RequestGuard } from '../transport/request-guard.js';
 import { DropReports } from '../transport/drop-report.js';
@@ -66,6 +68,8 @@ export interface RunningDaemon {
   readonly socket?: string;
   readonly epoch: number;
   readonly bus: EventBus;
+  /** the hook path behind POST /hook (the memory benchmark drives it in process) */
+  readonly pipeline: HookPipeline;
   close(): Promise<void>;
 }
 
@@ -76,7 +80,7 @@ export async function startDaemon({ config, otel }: Settings, log: Logger): Prom
   const epoch = await bumpEpoch(config.stateDir);
   const ended = new EndedSessions(config.stateDir);
   await ended.load();
-  const ulid = monotonicFactory();
+  const ulid = monotonicFactory(bufferedPrng());
   const identity = new IdentityStage({
     ended,
     epoch,
@@ -138,7 +142,7 @@ export async function startDaemon({ config, otel }: Settings, log: Logger): Prom
   await history.start();
   const started = Date.now();
   const dropReports = new DropReports();
-  const { app, bus, spool } = createHookApp({
+  const { app, bus, pipeline, spool } = createHookApp({
     policy: config.policy,
     identity,
     // the mirror's span context stage stamps traceparent before the bus (mirror off: no stamping)
@@ -188,6 +192,7 @@ export async function startDaemon({ config, otel }: Settings, log: Logger): Prom
     ...(socket ? { socket } : {}),
     epoch,
     bus,
+    pipeline,
     close: () =>
       (closing ??= (async () => {
         // the spool first: stop after the file in hand, so closing never waits on a drain

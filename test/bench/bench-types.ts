@@ -38,9 +38,16 @@ export interface BenchContext {
   log(msg: string): void;
   /** a fresh temporary directory, removed after the run */
   tmp(prefix: string): string;
+  /**
+   * Run one of scripts/provision-*.sh (e.g. `provision-otel.sh`) once per run and return its `NAME=path` lines;
+   * the same cache the e2e tier's global setup uses. Optional so that a context built elsewhere still fits.
+   */
+  provision?(script: string, env?: Record<string, string>): Promise<ReadonlyMap<string, string>>;
 }
 
 export interface Suite {
   readonly name: string;
+  /** one line for the JSON: what the suite measures and how (scale, transport, in-process or real) */
+  readonly about?: string;
   run(ctx: BenchContext): Promise<readonly Figure[]>;
 }

@@ -8,14 +8,16 @@
 // plugin`, when the built CLI offers it; otherwise every figure's detail says it is not available in this build).
 //
 // What is timed, and why. A `hermes -z` process spends 4-6 s importing Python and building the agent before the first
-// model request, and that phase alone varies by hundreds of ms between identical runs: timing the whole process would
-// bury a millisecond effect under start-up noise. So the turn is timed from inside the run: from the fake model
-// receiving the turn's FIRST chat request to the Hermes process's exit. That window holds the whole agent loop (every
-// model call, every tool call with its pre/post hooks), the turn-end hook (on_session_end) and Hermes's shut-down; it
-// leaves out the two hooks Hermes fires before its first model request (on_session_start, pre_llm_call) and whatever
-// a transport adds to start-up. Hence: the per-hook figure divides the added window time by the hooks fired INSIDE
-// the window (the daemon's /healthz `hooks` delta for the turn, minus those two), and the whole-process figures (spawn
-// to exit: the full per-turn cost, with all hooks and any start-up cost, but a far wider spread) stay in the detail.
+// model request, and that phase alone varies by hundreds of ms between identical runs (seconds on a busy machine):
+// timing the whole process would bury a millisecond effect under start-up noise. So the turn is timed from inside the
+// run: from the fake model receiving the turn's FIRST chat request to Hermes writing the final answer on stdout (it
+// does so, and flushes, right after `run_conversation` returns). That window holds the whole agent loop (every model
+// call, every tool call with its pre/post hooks) and the turn-end hook (on_session_end); it leaves out the two hooks
+// Hermes fires before its first model request (on_session_start, pre_llm_call), start-up and shut-down. Hence the
+// per-hook figure divides the added window time by the hooks fired INSIDE the window (the daemon's /healthz `hooks`
+// delta for the turn, minus those two). What the window leaves out is still measured and kept in the detail, with
+// its wider spread: `shutdown` (answer → process exit: a transport that flushes at exit pays there) and
+// `whole_process` (spawn → exit: the full cost of a `hermes -z` run, all hooks and any start-up cost included).
 // Every configuration's turn runs interleaved with a `none` turn, the order rotated every round, and the added time
 // is the per-round difference (paired), so machine noise hits both alike.
 //
@@ -115,10 +117,14 @@ function scriptFor(toolCounts: readonly number[], arrivals: number[]): FakeStep[
 }
 
 interface Turn {
-  /** first chat request → process exit */
+  /** first chat request → the answer on stdout */
   readonly window: number;
+  /** the answer on stdout → process exit */
+  readonly shutdown: number;
   /** spawn → process exit */
   readonly whole: number;
+  /** first → last chat request: the tool calls with their pre/post hooks, no start-up and no shut-down */
+  readonly loop: number;
   /** hooks the daemon counted for this turn */
   readonly hooks: number;
 }
@@ -146,7 +152,11 @@ async function turn(rig: Rig, config: Config, tools: number): Promise<Turn> {
   const child = spawn(h.bin, ['-z', `HERMES-TURN-BENCH tools=${tools}; go`], { env: h.env, cwd: h.cwd, stdio: ['ignore', 'pipe', 'pipe'] });
   const t0 = performance.now();
   let out = '';
-  child.stdout.on('data', (c: Buffer) => (out += c.toString('utf8')));
+  let answered = NaN;
+  child.stdout.on('data', (c: Buffer) => {
+    out += c.toString('utf8');
+    if (Number.isNaN(answered) && out.includes(ANSWER)) answered = performance.now();
+  });
   child.stderr.on('data', (c: Buffer) => (out += c.toString('utf8')));
   const killer = setTimeout(() => child.kill('SIGKILL'), 300_000);
   const code = await new Promise<number | null>((resolve, reject) => {
@@ -156,7 +166,7 @@ async function turn(rig: Rig, config: Config, tools: number): Promise<Turn> {
   const tExit = performance.now();
   const fail = (why: string) => new Error(`hermes-turn: ${h.version} ${config} tools=${tools}: ${why}\n${out.slice(-3000)}`);
   if (code !== 0) throw fail(`Hermes exited ${code}`);
-  if (!out.includes(ANSWER)) throw fail('Hermes did not print the scripted answer');
+  if (Number.isNaN(answered)) throw fail('Hermes did not print the scripted answer');
   const chats = rig.llm.requests.slice(served).filter((r) => r.method === 'POST' && r.step === `tools${tools}`).length;
   if (chats !== tools + 1 || rig.arrivals.length !== tools + 1) throw fail(`the fake model served ${chats} scripted requests, expected ${tools + 1}`);
   // 2 per tool call + on_session_start, pre_llm_call, on_session_end (a -z turn fires no on_session_finalize)
@@ -178,7 +188,7 @@ async function turn(rig: Rig, config: Config, tools: number): Promise<Turn> {
     const want: Record<string, number> = { 'session.started': 1, 'run.started': 1, 'tool.requested': tools, 'tool.completed': tools };
     for (const [t, n] of Object.entries(want)) if (grew(t) !== n) throw fail(`the AEP history gained ${grew(t)} ${t}, expected ${n}`);
   }
-  return { window: tExit - rig.arrivals[0]!, whole: tExit - t0, hooks };
+  return { window: answered - rig.arrivals[0]!, shutdown: tExit - answered, whole: tExit - t0, loop: rig.arrivals.at(-1)! - rig.arrivals[0]!, hooks };
 }
 
 async function homeFor(llm: FakeLlm, daemon: DaemonProcess, version: HermesVersion, config: Config): Promise<HermesHome> {
@@ -226,6 +236,8 @@ async function measureVersion(ctx: BenchContext, plan: Plan, version: HermesVers
         const mine = turns.get(t)!;
         const added = mine.map((x, i) => x.window - none[i]!.window);
         const addedWhole = mine.map((x, i) => x.whole - none[i]!.whole);
+        const addedLoop = mine.map((x, i) => x.loop - none[i]!.loop);
+        const addedShutdown = mine.map((x, i) => x.shutdown - none[i]!.shutdown);
         const hooks = mine[0]!.hooks;
         const inWindow = hooks - HOOKS_BEFORE_FIRST_REQUEST;
         const measure = dist(mine.map((x) => x.window));
@@ -233,7 +245,7 @@ async function measureVersion(ctx: BenchContext, plan: Plan, version: HermesVers
         const v = version === PINNED_HERMES_VERSION ? '' : `.hermes${version.replace(/\./g, '_')}`;
         figures.push({
           id: `hermes_turn${v}.${t}.tools${tools}`,
-          label: `Hermes ${version} -z turn, ${tools} tool calls, ${t} transport (first model request → exit) vs not installed`,
+          label: `Hermes ${version} -z turn, ${tools} tool calls, ${t} transport (first model request → answer) vs not installed`,
           measure,
           yardstick: { label: 'the same turn, hermes-aep not installed (paired round by round)', measure: yardstick },
           ratio: r3(measure.value / yardstick.value),
@@ -249,6 +261,9 @@ async function measureVersion(ctx: BenchContext, plan: Plan, version: HermesVers
               added.map((a) => a / inWindow),
               'ms',
             ),
+            // the tool calls alone (first → last model request: 2 hooks per call, nothing else): a second, tighter view
+            ...(tools > 0 ? { tool_loop: { added_ms: dist(addedLoop), added_ms_per_hook: dist(addedLoop.map((a) => a / (2 * tools))) } } : {}),
+            shutdown: { with_ms: dist(mine.map((x) => x.shutdown)), none_ms: dist(none.map((x) => x.shutdown)), added_ms: dist(addedShutdown) },
             whole_process: {
               with_ms: dist(mine.map((x) => x.whole)),
               none_ms: dist(none.map((x) => x.whole)),
@@ -256,7 +271,7 @@ async function measureVersion(ctx: BenchContext, plan: Plan, version: HermesVers
               added_ms_per_hook: r1(quantile(addedWhole, 0.5) / hooks),
             },
             window:
-              'first chat request at the fake model → Hermes process exit; leaves out Python start-up and the 2 hooks fired before the first model request (whole_process has them, with start-up noise)',
+              'first chat request at the fake model → the final answer on Hermes stdout; leaves out Python start-up, shut-down (see shutdown, whole_process) and the 2 hooks fired before the first model request',
             pairing: `${pairs} rounds, ${configs.join('/')} interleaved, order rotated each round`,
             load_avg_1m: load,
             cores: os.availableParallelism(),

@@ -159,11 +159,13 @@ async function turn(rig: Rig, config: Config, tools: number): Promise<Turn> {
   });
   child.stderr.on('data', (c: Buffer) => (out += c.toString('utf8')));
   const killer = setTimeout(() => child.kill('SIGKILL'), 300_000);
+  // the exit is timed when it happens; the output is read whole only at 'close' (its last chunk may come after 'exit')
+  let tExit = NaN;
+  child.once('exit', () => (tExit = performance.now()));
   const code = await new Promise<number | null>((resolve, reject) => {
     child.once('error', reject);
-    child.once('exit', (c) => resolve(c));
+    child.once('close', (c) => resolve(c));
   }).finally(() => clearTimeout(killer));
-  const tExit = performance.now();
   const fail = (why: string) => new Error(`hermes-turn: ${h.version} ${config} tools=${tools}: ${why}\n${out.slice(-3000)}`);
   if (code !== 0) throw fail(`Hermes exited ${code}`);
   if (Number.isNaN(answered)) throw fail('Hermes did not print the scripted answer');

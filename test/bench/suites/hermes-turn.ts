@@ -145,7 +145,8 @@ const countTypes = (d: DaemonProcess): Map<string, number> => {
 /** One `hermes -z` turn with `tools` tool calls in `config`, checked to have done all its work. */
 async function turn(rig: Rig, config: Config, tools: number): Promise<Turn> {
   const h = rig.homes.get(config)!;
-  const hooksBefore = (await rig.daemon.health()).hooks as number;
+  const before = await rig.daemon.health();
+  const hooksBefore = before.hooks as number;
   const typesBefore = config === 'none' ? undefined : countTypes(rig.daemon);
   const served = rig.llm.requests.length;
   rig.arrivals.length = 0;
@@ -182,7 +183,11 @@ async function turn(rig: Rig, config: Config, tools: number): Promise<Turn> {
     },
     10_000,
   ).catch(async () => ((await rig.daemon.health()).hooks as number) - hooksBefore);
-  if (hooks !== expected) throw fail(`the daemon counted ${hooks} hooks, expected ${expected}`);
+  if (hooks !== expected) {
+    const after = await rig.daemon.health();
+    const seen = (h: Record<string, any>) => JSON.stringify({ hooks: h.hooks, failed: h.hooks_failed, spool: h.spool, transport: h.transport });
+    throw fail(`the daemon counted ${hooks} hooks, expected ${expected} (health before ${seen(before)}, after ${seen(after)})`);
+  }
   if (typesBefore) {
     await waitFor('history written', async () => ((await rig.daemon.health()).sinks.log.queued === 0 ? true : undefined));
     const after = countTypes(rig.daemon);

@@ -1,0 +1,310 @@
+// Suite `hermes-turn`: what hermes-aep adds to a turn of the REAL Hermes Agent, the number a user feels.
+//
+// Hermes (the pinned release, and the newest one in the full run) runs `hermes -z` turns against the e2e tier's fake
+// model, which answers every request after a FIXED latency and asks for 0, 5 or 20 sequential `todo` tool calls (a
+// built-in tool with no process, file or network behind it, so the tool's own time adds no noise). Three
+// configurations: `none` (no hooks in config.yaml), `shell` (`hermes-aep install`, the default transport: a shim
+// process per hook, to a daemon on its Unix socket as users get it) and `plugin` (`hermes-aep install --transport
+// plugin`, when the built CLI offers it; otherwise every figure's detail says it is not available in this build).
+//
+// What is timed, and why. A `hermes -z` process spends 4-6 s importing Python and building the agent before the first
+// model request, and that phase alone varies by hundreds of ms between identical runs (seconds on a busy machine):
+// timing the whole process would bury a millisecond effect under start-up noise. So the turn is timed from inside the
+// run: from the fake model receiving the turn's FIRST chat request to Hermes writing the final answer on stdout (it
+// does so, and flushes, right after `run_conversation` returns). That window holds the whole agent loop (every model
+// call, every tool call with its pre/post hooks) and the turn-end hook (on_session_end); it leaves out the two hooks
+// Hermes fires before its first model request (on_session_start, pre_llm_call), start-up and shut-down. Hence the
+// per-hook figure divides the added window time by the hooks fired INSIDE the window (the daemon's /healthz `hooks`
+// delta for the turn, minus those two). What the window leaves out is still measured and kept in the detail, with
+// its wider spread: `shutdown` (answer → process exit: a transport that flushes at exit pays there) and
+// `whole_process` (spawn → exit: the full cost of a `hermes -z` run, all hooks and any start-up cost included).
+// Every configuration's turn runs interleaved with a `none` turn, the order rotated every round, and the added time
+// is the per-round difference (paired), so machine noise hits both alike.
+//
+// A turn counts only when it did its work: Hermes exited 0 and printed the scripted answer, the fake model served
+// exactly tools+1 chat requests, the daemon counted exactly the hooks the turn fires (none for `none`) and its AEP
+// history gained the turn's session, run and tool events. Anything else throws: an error, never a figure.
+import { execFile, spawn } from 'node:child_process';
+import { rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import type { BenchContext, Figure, Measure, Suite } from '../bench-types.js';
+import { startFakeLlm, type FakeLlm, type FakeReply, type FakeStep } from '../../e2e/support/fake-llm.js';
+import { makeHermesHome, type HermesHome } from '../../e2e/support/hermes.js';
+import { hermesBinEnv, PINNED_HERMES_VERSION, type HermesVersion } from '../../e2e/support/hermes-versions.js';
+import { CLI, ROOT } from '../../support/paths.js';
+import { startDaemonProcess, waitFor, type DaemonProcess } from '../../support/processes.js';
+import { readLogs } from '../../support/stream-invariants.js';
+
+const run = promisify(execFile);
+
+type Transport = 'shell' | 'plugin';
+type Config = 'none' | Transport;
+
+/** The fake model's fixed answer latency (every request, tool call or final text). */
+const MODEL_LATENCY_MS = 50;
+/** Hooks Hermes fires before its first model request: outside the timed window. */
+const HOOKS_BEFORE_FIRST_REQUEST = 2; // on_session_start, pre_llm_call
+const ANSWER = 'hermes-turn bench: done';
+
+interface Plan {
+  readonly versions: readonly HermesVersion[];
+  readonly tools: readonly number[];
+  /** rounds per tool count for a release */
+  pairs(version: HermesVersion): number;
+}
+
+/**
+ * Short (CI, ~2 min): the pinned release, 0 and 5 tool calls, 3 rounds. Full (~15 min on 2 cores with all three
+ * configurations): the pinned release with 0/5/20 tool calls in 8 rounds, the newest release the same in 4.
+ * BENCH_TURN_VERSIONS, BENCH_TURN_TOOLS (comma lists) and BENCH_TURN_PAIRS override.
+ */
+function planOf(ctx: BenchContext): Plan {
+  const env = process.env;
+  const list = (v: string | undefined) => v?.split(',').filter(Boolean);
+  return {
+    versions: (list(env.BENCH_TURN_VERSIONS) as HermesVersion[] | undefined) ?? (ctx.short ? [PINNED_HERMES_VERSION] : [PINNED_HERMES_VERSION, '0.19.0']),
+    tools: list(env.BENCH_TURN_TOOLS)?.map(Number) ?? (ctx.short ? [0, 5] : [0, 5, 20]),
+    pairs: (v) => Number(env.BENCH_TURN_PAIRS ?? (ctx.short ? 3 : v === PINNED_HERMES_VERSION ? 8 : 4)),
+  };
+}
+
+const sorted = (xs: readonly number[]) => [...xs].sort((a, b) => a - b);
+const quantile = (xs: readonly number[], q: number) => sorted(xs)[Math.min(xs.length - 1, Math.floor(q * xs.length))]!;
+const r1 = (x: number) => Math.round(x * 10) / 10;
+const r3 = (x: number) => Math.round(x * 1000) / 1000;
+const dist = (xs: readonly number[], unit = 'ms'): Measure => ({ value: r1(quantile(xs, 0.5)), p95: r1(quantile(xs, 0.95)), n: xs.length, unit });
+
+/** A distribution-free 95% interval for a median (order statistics; the whole range below 6 samples). */
+function medianInterval(xs: readonly number[]): [number, number] {
+  const s = sorted(xs);
+  const k = Math.max(0, Math.floor((s.length - 1.96 * Math.sqrt(s.length)) / 2));
+  return [r1(s[k]!), r1(s[s.length - 1 - k]!)];
+}
+
+/** The `hermes` binary of a release: the bench runner's provisioning when it offers one, else the script itself. */
+async function hermesFor(ctx: BenchContext, version: HermesVersion): Promise<string> {
+  // bench-types.ts may offer `provision` (the runner's, run once per run); a context without it runs the script here
+  const c = ctx as BenchContext & { provision?: (script: string, env?: Record<string, string>) => Promise<ReadonlyMap<string, string>> };
+  const env = { HERMES_VERSION: version };
+  const bin = c.provision
+    ? (await c.provision('provision-hermes.sh', env)).get('HERMES')
+    : /^HERMES=(.+)$/m.exec((await run('bash', [path.join(ROOT, 'scripts', 'provision-hermes.sh')], { env: { ...process.env, ...env } })).stdout)?.[1];
+  if (!bin) throw new Error(`provision-hermes.sh ${version} printed no HERMES= line`);
+  process.env[hermesBinEnv(version)] = bin; // makeHermesHome finds the release's binary there
+  return bin;
+}
+
+/** Whether this build's CLI installs the plugin transport (`install --help` lists `--transport`). */
+async function pluginSupported(): Promise<boolean> {
+  const { stdout } = await run(process.execPath, [CLI, 'install', '--help']);
+  return /--transport\b/.test(stdout);
+}
+
+/** The fake model: one scripted step per tool count; every reply notes when its request arrived. */
+function scriptFor(toolCounts: readonly number[], arrivals: number[]): FakeStep[] {
+  const at = (reply: FakeReply) => (): FakeReply => {
+    arrivals.push(performance.now());
+    return { ...reply, delayMs: MODEL_LATENCY_MS };
+  };
+  return toolCounts.map((n) => ({
+    name: `tools${n}`,
+    marker: `HERMES-TURN-BENCH tools=${n};`,
+    replies: Array.from({ length: n }, () => at({ type: 'tool_calls', calls: [{ name: 'todo', arguments: {} }] })),
+    final: at({ type: 'text', content: ANSWER }),
+  }));
+}
+
+interface Turn {
+  /** first chat request → the answer on stdout */
+  readonly window: number;
+  /** the answer on stdout → process exit */
+  readonly shutdown: number;
+  /** spawn → process exit */
+  readonly whole: number;
+  /** first → last chat request: the tool calls with their pre/post hooks, no start-up and no shut-down */
+  readonly loop: number;
+  /** hooks the daemon counted for this turn */
+  readonly hooks: number;
+}
+
+interface Rig {
+  readonly llm: FakeLlm;
+  readonly arrivals: number[];
+  readonly daemon: DaemonProcess;
+  readonly homes: ReadonlyMap<Config, HermesHome>;
+}
+
+const countTypes = (d: DaemonProcess): Map<string, number> => {
+  const n = new Map<string, number>();
+  for (const lane of readLogs(d.historyDir).values()) for (const e of lane) n.set(e.type, (n.get(e.type) ?? 0) + 1);
+  return n;
+};
+
+/** One `hermes -z` turn with `tools` tool calls in `config`, checked to have done all its work. */
+async function turn(rig: Rig, config: Config, tools: number): Promise<Turn> {
+  const h = rig.homes.get(config)!;
+  const before = await rig.daemon.health();
+  const hooksBefore = before.hooks as number;
+  const typesBefore = config === 'none' ? undefined : countTypes(rig.daemon);
+  const served = rig.llm.requests.length;
+  rig.arrivals.length = 0;
+  const child = spawn(h.bin, ['-z', `HERMES-TURN-BENCH tools=${tools}; go`], { env: h.env, cwd: h.cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+  const t0 = performance.now();
+  let out = '';
+  let answered = NaN;
+  child.stdout.on('data', (c: Buffer) => {
+    out += c.toString('utf8');
+    if (Number.isNaN(answered) && out.includes(ANSWER)) answered = performance.now();
+  });
+  child.stderr.on('data', (c: Buffer) => (out += c.toString('utf8')));
+  const killer = setTimeout(() => child.kill('SIGKILL'), 300_000);
+  // the exit is timed when it happens; the output is read whole only at 'close' (its last chunk may come after 'exit')
+  let tExit = NaN;
+  child.once('exit', () => (tExit = performance.now()));
+  const code = await new Promise<number | null>((resolve, reject) => {
+    child.once('error', reject);
+    child.once('close', (c) => resolve(c));
+  }).finally(() => clearTimeout(killer));
+  const fail = (why: string) => new Error(`hermes-turn: ${h.version} ${config} tools=${tools}: ${why}\n${out.slice(-3000)}`);
+  if (code !== 0) throw fail(`Hermes exited ${code}`);
+  if (Number.isNaN(answered)) throw fail('Hermes did not print the scripted answer');
+  const chats = rig.llm.requests.slice(served).filter((r) => r.method === 'POST' && r.step === `tools${tools}`).length;
+  if (chats !== tools + 1 || rig.arrivals.length !== tools + 1) throw fail(`the fake model served ${chats} scripted requests, expected ${tools + 1}`);
+  // 2 per tool call + on_session_start, pre_llm_call, on_session_end (a -z turn fires no on_session_finalize)
+  const expected = config === 'none' ? 0 : 2 * tools + 3;
+  // the plugin hands observations to a background thread: they may land just after the process exits
+  const hooks = await waitFor(
+    `${expected} hooks counted`,
+    async () => {
+      const n = ((await rig.daemon.health()).hooks as number) - hooksBefore;
+      return n >= expected ? n : undefined;
+    },
+    10_000,
+  ).catch(async () => ((await rig.daemon.health()).hooks as number) - hooksBefore);
+  if (hooks !== expected) {
+    const after = await rig.daemon.health();
+    const seen = (h: Record<string, any>) => JSON.stringify({ hooks: h.hooks, failed: h.hooks_failed, spool: h.spool, transport: h.transport });
+    throw fail(`the daemon counted ${hooks} hooks, expected ${expected} (health before ${seen(before)}, after ${seen(after)})`);
+  }
+  if (typesBefore) {
+    await waitFor('history written', async () => ((await rig.daemon.health()).sinks.log.queued === 0 ? true : undefined));
+    const after = countTypes(rig.daemon);
+    const grew = (t: string) => (after.get(t) ?? 0) - (typesBefore.get(t) ?? 0);
+    const want: Record<string, number> = { 'session.started': 1, 'run.started': 1, 'tool.requested': tools, 'tool.completed': tools };
+    for (const [t, n] of Object.entries(want)) if (grew(t) !== n) throw fail(`the AEP history gained ${grew(t)} ${t}, expected ${n}`);
+  }
+  return { window: answered - rig.arrivals[0]!, shutdown: tExit - answered, whole: tExit - t0, loop: rig.arrivals.at(-1)! - rig.arrivals[0]!, hooks };
+}
+
+async function homeFor(llm: FakeLlm, daemon: DaemonProcess, version: HermesVersion, config: Config): Promise<HermesHome> {
+  const hookEnv = { AEP_STATE_DIR: daemon.stateDir };
+  const h = await makeHermesHome({ modelUrl: llm.url, hookEnv, version, install: false });
+  if (config !== 'none') {
+    const args = config === 'plugin' ? ['install', '--transport', 'plugin'] : ['install'];
+    await run(process.execPath, [CLI, ...args], { env: { ...process.env, ...hookEnv, HERMES_HOME: h.home } });
+  }
+  return h;
+}
+
+/** The figures of one release: every transport × tool count, each paired round by round with `none`. */
+async function measureVersion(ctx: BenchContext, plan: Plan, version: HermesVersion, transports: readonly Transport[], notes: Record<string, string>) {
+  await hermesFor(ctx, version);
+  const arrivals: number[] = [];
+  const llm = await startFakeLlm({ steps: scriptFor([...new Set([0, ...plan.tools])], arrivals) });
+  const base = ctx.tmp('hermes-turn-');
+  // socket only, as users run it; no span export (the window measures the hook path, not the exporter)
+  const daemon = await startDaemonProcess({ AEP_PORT: '' }, { historyDir: path.join(base, 'log'), stateDir: path.join(base, 'state') });
+  const configs: Config[] = ['none', ...transports];
+  const homes = new Map<Config, HermesHome>();
+  const figures: Figure[] = [];
+  try {
+    for (const c of configs) homes.set(c, await homeFor(llm, daemon, version, c));
+    const rig: Rig = { llm, arrivals, daemon, homes };
+    // a home's first run seeds it (skills, state.db): once per home, untimed
+    for (const c of configs) await turn(rig, c, 0);
+    const pairs = plan.pairs(version);
+    for (const tools of plan.tools) {
+      const load0 = os.loadavg()[0]!;
+      const turns = new Map<Config, Turn[]>(configs.map((c) => [c, []]));
+      for (let round = 0; round < pairs; round++) {
+        for (let i = 0; i < configs.length; i++) {
+          const c = configs[(i + round) % configs.length]!;
+          turns.get(c)!.push(await turn(rig, c, tools));
+        }
+        ctx.log(
+          `hermes-turn ${version} tools=${tools} round ${round + 1}/${pairs}: ${configs.map((c) => `${c} ${Math.round(turns.get(c)!.at(-1)!.window)} ms`).join(', ')}`,
+        );
+      }
+      const load = [r1(load0), r1(os.loadavg()[0]!)];
+      const none = turns.get('none')!;
+      for (const t of transports) {
+        const mine = turns.get(t)!;
+        const added = mine.map((x, i) => x.window - none[i]!.window);
+        const addedWhole = mine.map((x, i) => x.whole - none[i]!.whole);
+        const addedLoop = mine.map((x, i) => x.loop - none[i]!.loop);
+        const addedShutdown = mine.map((x, i) => x.shutdown - none[i]!.shutdown);
+        const hooks = mine[0]!.hooks;
+        const inWindow = hooks - HOOKS_BEFORE_FIRST_REQUEST;
+        const measure = dist(mine.map((x) => x.window));
+        const yardstick = dist(none.map((x) => x.window));
+        const v = version === PINNED_HERMES_VERSION ? '' : `.hermes${version.replace(/\./g, '_')}`;
+        figures.push({
+          id: `hermes_turn${v}.${t}.tools${tools}`,
+          label: `Hermes ${version} -z turn, ${tools} tool calls, ${t} transport (first model request → answer) vs not installed`,
+          measure,
+          yardstick: { label: 'the same turn, hermes-aep not installed (paired round by round)', measure: yardstick },
+          ratio: r3(measure.value / yardstick.value),
+          detail: {
+            hermes_version: version,
+            transport: t,
+            tool_calls: tools,
+            model_latency_ms: MODEL_LATENCY_MS,
+            hooks_per_turn: hooks,
+            hooks_in_window: inWindow,
+            added_ms_per_turn: { ...dist(added), ci95_of_median: medianInterval(added) },
+            added_ms_per_hook: dist(
+              added.map((a) => a / inWindow),
+              'ms',
+            ),
+            // the tool calls alone (first → last model request: 2 hooks per call, nothing else): a second, tighter view
+            ...(tools > 0 ? { tool_loop: { added_ms: dist(addedLoop), added_ms_per_hook: dist(addedLoop.map((a) => a / (2 * tools))) } } : {}),
+            shutdown: { with_ms: dist(mine.map((x) => x.shutdown)), none_ms: dist(none.map((x) => x.shutdown)), added_ms: dist(addedShutdown) },
+            whole_process: {
+              with_ms: dist(mine.map((x) => x.whole)),
+              none_ms: dist(none.map((x) => x.whole)),
+              added_ms: { ...dist(addedWhole), ci95_of_median: medianInterval(addedWhole) },
+              added_ms_per_hook: r1(quantile(addedWhole, 0.5) / hooks),
+            },
+            window:
+              'first chat request at the fake model → the final answer on Hermes stdout; leaves out Python start-up, shut-down (see shutdown, whole_process) and the 2 hooks fired before the first model request',
+            pairing: `${pairs} rounds, ${configs.join('/')} interleaved, order rotated each round`,
+            load_avg_1m: load,
+            cores: os.availableParallelism(),
+            ...notes,
+          },
+        });
+      }
+    }
+  } finally {
+    await daemon.stop();
+    await llm.close();
+    for (const h of homes.values()) rmSync(path.dirname(h.home), { recursive: true, force: true });
+  }
+  return figures;
+}
+
+export const hermesTurn: Suite = {
+  name: 'hermes-turn',
+  async run(ctx) {
+    const plan = planOf(ctx);
+    const plugin = await pluginSupported();
+    const transports: Transport[] = plugin ? ['shell', 'plugin'] : ['shell'];
+    const notes: Record<string, string> = plugin ? {} : { plugin: 'not available in this build: `hermes-aep install --help` lists no --transport' };
+    if (!plugin) ctx.log('hermes-turn: the plugin transport is not available in this build (install --help lists no --transport): shell only');
+    const figures: Figure[] = [];
+    for (const version of plan.versions) figures.push(...(await measureVersion(ctx, plan, version, transports, notes)));
+    return figures;
+  },
+};

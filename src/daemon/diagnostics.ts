@@ -15,6 +15,8 @@ export interface Logger {
   warn(msg: string, fields?: LogFields): void;
   error(msg: string, fields?: LogFields): void;
   debug(msg: string, fields?: LogFields): void;
+  /** false when debug lines are dropped anyway: callers skip building their fields (absent = unknown, build them) */
+  readonly debugEnabled?: boolean;
 }
 
 /** Field names that would carry content (hook payloads, tokens, file paths from a tool call), at the top level and one level down. */
@@ -74,8 +76,8 @@ export function createDiagnostics(debug = false, dest: DestinationStream = pino.
     (level: 'info' | 'warn' | 'error' | 'debug') =>
     (msg: string, fields: LogFields = {}) =>
       p[level](fields, msg);
-  const log: PinoBacked = { info: at('info'), warn: at('warn'), error: at('error'), debug: at('debug'), [PINO]: p };
+  const log: PinoBacked = { info: at('info'), warn: at('warn'), error: at('error'), debug: at('debug'), debugEnabled: debug, [PINO]: p };
   return log;
 }
 
-export const silentLogger: Logger = { info() {}, warn() {}, error() {}, debug() {} };
+export const silentLogger: Logger = { info() {}, warn() {}, error() {}, debug() {}, debugEnabled: false };

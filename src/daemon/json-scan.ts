@@ -24,7 +24,7 @@ export type ScanResult =
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
 
-/** `__proto__` and `constructor`: a string with exactly these bytes (or any escape) makes the parse strip them. */
+/** `__proto__` and `constructor`: a key with exactly these bytes (or any escape) makes the parse strip them. */
 const PROTO = Buffer.from('__proto__');
 const CONSTRUCTOR = Buffer.from('constructor');
 /** the longest escaped spelling of `constructor` (`\uXXXX` per character) */
@@ -43,6 +43,13 @@ function sameBytes(b: Uint8Array, start: number, end: number, word: Buffer): boo
 function hasByte(b: Uint8Array, start: number, end: number, byte: number): boolean {
   for (let k = start; k < end; k++) if (b[k] === byte) return true;
   return false;
+}
+
+/** Whether the string closing at `from - 1` is an object key: the next byte past JSON whitespace is `:`. */
+function isKey(b: Buffer, from: number): boolean {
+  let k = from;
+  while (k < b.length && (b[k] === 0x20 || b[k] === 0x0a || b[k] === 0x0d || b[k] === 0x09)) k++;
+  return b[k] === 0x3a;
 }
 
 /** Index of the quote closing the string that opens at `open`, or -1 when it never closes. */
@@ -73,7 +80,8 @@ export function scanJson(bytes: Uint8Array, limits: ScanLimits): ScanResult {
       const end = stringEnd(b, i);
       if (end < 0) break; // unterminated: JSON.parse refuses it
       const len = end - i - 1;
-      if (!suspectKeys && len >= PROTO.length && len <= MAX_ESCAPED_KEY) {
+      // only a KEY can become `__proto__`/`constructor` (a value never does): strings in value position are skipped
+      if (!suspectKeys && len >= PROTO.length && len <= MAX_ESCAPED_KEY && isKey(b, end + 1)) {
         suspectKeys = sameBytes(b, i + 1, end, PROTO) || sameBytes(b, i + 1, end, CONSTRUCTOR) || hasByte(b, i + 1, end, BACKSLASH);
       }
       if (++nodes > limits.maxNodes) return { ok: false, reason: 'too_many_nodes' };

@@ -96,11 +96,12 @@ export class HookPipeline {
       return Promise.resolve({ status: 'recorded', events: [] });
     }
     const published = this.o.bus.publish(events);
-    // AEP_DEBUG: the hook name and the event types and seqs it became; structural only
-    this.o.log?.debug('hook mapped', {
-      hook: /^[a-z0-9_]{1,64}$/.test(env.hook_event_name) ? env.hook_event_name : 'other',
-      events: events.map((e) => `${e.type}#${e.seq}`).join(','),
-    });
+    // AEP_DEBUG: the hook name and the event types and seqs it became; structural only (not built when debug is off)
+    if (this.o.log && this.o.log.debugEnabled !== false)
+      this.o.log.debug('hook mapped', {
+        hook: /^[a-z0-9_]{1,64}$/.test(env.hook_event_name) ? env.hook_event_name : 'other',
+        events: events.map((e) => `${e.type}#${e.seq}`).join(','),
+      });
     return published.then((r): HookOutcome => {
       const reason = r.reason ?? 'not written';
       if (r.lost > 0) {

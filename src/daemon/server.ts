@@ -79,7 +79,10 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
   // fastify logs through the diagnostics' own pino (same redaction, same stderr), with no line per request
   const pino: FastifyBaseLogger | undefined = pinoOf(deps.log);
   const app = Fastify({
-    ...(pino ? { loggerInstance: pino, logController: new LogController({ disableRequestLogging: true }) } : { logger: false }),
+    // requests log through the daemon's logger itself: no per-request child (a pino child per hook, with no request lines to bind it to)
+    ...(pino
+      ? { loggerInstance: pino, logController: new LogController({ disableRequestLogging: true }), childLoggerFactory: (logger: FastifyBaseLogger) => logger }
+      : { logger: false }),
     bodyLimit: deps.maxBodyBytes,
     return503OnClosing: true,
     // __proto__ / constructor.prototype keys are stripped, not refused: they are data, never used as prototypes here

@@ -35,6 +35,8 @@ describe('diagnostics (pino)', () => {
     const loud = capture(true);
     loud.log.debug('hook mapped', { hook: 'pre_tool_call' });
     expect(loud.lines).toMatchObject([{ level: 'debug', msg: 'hook mapped', hook: 'pre_tool_call' }]);
+    // the pipeline builds its debug fields only when they can be written
+    expect([quiet.log.debugEnabled, loud.log.debugEnabled]).toEqual([false, true]);
   });
 
   it('content-shaped fields are redacted, at the top level and one level down; structural ones pass', () => {

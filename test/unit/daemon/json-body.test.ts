@@ -81,6 +81,18 @@ describe('the pre-parse scan counts exactly and parses like JSON.parse', () => {
     expect(() => parseBounded(bytes('{"a":'), limits)).toThrow(SyntaxError);
     expect(parseBounded(bytes('\ufeff{"a":1}'), limits)).toEqual({ a: 1 });
   });
+
+  it('only keys make a body suspect: escaped or proto-like VALUES skip the strip walk, keys before any whitespace and colon do not', () => {
+    // a tool result is a JSON text inside a string: full of escapes, never a key
+    expect(scanJson(bytes('{"result":"{\\"output\\": \\"ok\\"}","v":["__proto__","constructor"]}'), limits)).toMatchObject({ ok: true, suspectKeys: false });
+    for (const key of ['"__proto__"', '"constructor"', '"\\u005f_proto__"']) {
+      for (const gap of ['', ' ', '\n\t ', '\r\n']) {
+        const text = `{"a":{${key}${gap}:{"prototype":{"x":1}},"keep":1}}`;
+        expect(scanJson(bytes(text), limits)).toMatchObject({ ok: true, suspectKeys: true });
+        expect(parseBounded(bytes(text), limits)).toEqual({ a: { keep: 1 } });
+      }
+    }
+  });
 });
 
 describe('large values cross from the worker in parts', () => {

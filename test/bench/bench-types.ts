@@ -13,8 +13,15 @@ export interface Measure {
   readonly n?: number;
 }
 
-/** A budget on a figure's ratio: `max` (ratio ≤ max) or `min` (ratio ≥ min). */
-export type Budget = { readonly max: number } | { readonly min: number };
+/** A limit on a figure's ratio: `max` (ratio ≤ max) or `min` (ratio ≥ min). */
+export type Limit = { readonly max: number } | { readonly min: number };
+
+/**
+ * A budget on a figure's ratio. `notMet`: a budget this code does not meet yet, with the reason the README gives;
+ * CI's short run then guards the level measured today instead (`ci`: a regression past it fails), so a known gap
+ * neither blocks every run nor hides a regression.
+ */
+export type Budget = Limit & { readonly notMet?: { readonly why: string; readonly ci: Limit } };
 
 export interface Figure {
   /** stable id, e.g. `shim.start`; the README table and the JSON key on it */

@@ -11,6 +11,12 @@ import type { Suite } from '../bench-types.js';
 import { SocketClient } from '../support/socket-client.js';
 import { dist, interleaved, ratioFigure } from '../support/stats.js';
 
+// Not met yet (issue 10, measured on 2 cores): a hook costs the daemon ~0.5-0.6 ms of CPU against the bare route's
+// ~0.1 ms, most of it the history write the reply waits for (the shim's spool relies on that wait to stay
+// crash-safe), then the default file span exporter, span building and the snapshot sink. CI guards today's level.
+const WHY =
+  'a hook costs the daemon ~0.5 ms of CPU against ~0.1 ms for the bare route; the largest part is the history write the reply waits for (so a crash never loses an answered hook), then span building and the default span file';
+
 const LANES = 32;
 
 /** `n` realistic sessions (about 30 hooks each), serialized, with ids unique to `tag`. */
@@ -64,7 +70,7 @@ export const suite: Suite = {
             yardstick: { label: 'bare fastify route', measure: dist(r.bareSeq, 'req/s', 0) },
             detail,
           },
-          { min: 0.5 },
+          { min: 0.5, notMet: { why: WHY, ci: { min: 0.08 } } },
         ),
         ratioFigure(
           {
@@ -74,7 +80,7 @@ export const suite: Suite = {
             yardstick: { label: 'bare fastify route', measure: dist(r.bareConc, 'req/s', 0) },
             detail,
           },
-          { min: 0.5 },
+          { min: 0.5, notMet: { why: WHY, ci: { min: 0.12 } } },
         ),
       ];
     } finally {

@@ -126,10 +126,9 @@ export function shouldSpool(o: Outcome): boolean {
 
 const MAX_REPLY_BYTES = 1_048_576;
 const MAX_HEAD_BYTES = 16_384; // node:http's own default bound on a response head
-type Head = { readonly status: number; readonly length: number | undefined; readonly coded: boolean };
 
 /** A response head (latin1, without its blank line), strictly: HTTP/1.x, a final status, token field names, CRLF, no folding, one Content-Length. */
-function parseHead(text: string): Head | undefined {
+function parseHead(text: string): { readonly status: number; readonly length: number | undefined; readonly coded: boolean } | undefined {
   const [first = '', ...fields] = text.split('\r\n');
   const m = /^HTTP\/1\.[01] ([2-5]\d\d)(?: [\t\x20-\x7e\x80-\xff]*)?$/.exec(first);
   let length: number | undefined;
@@ -164,7 +163,7 @@ function requestHead(target: Target, bytes: number): string {
 export function deliver(body: Buffer, target: Target, ms: number): Promise<Outcome> {
   return new Promise((resolve) => {
     let sent = false;
-    let head: Head | undefined;
+    let head: ReturnType<typeof parseHead>;
     let got: Buffer = Buffer.alloc(0); // the head so far, then the body so far
     const sock = 'url' in target ? connect(Number(target.url.port || 80), target.url.hostname.replace(/^\[(.*)\]$/, '$1')) : connect(target.socket);
     const timer = setTimeout(() => done({ kind: 'timeout', sent }), ms);
@@ -297,4 +296,5 @@ export async function runHook(argv: readonly string[] = process.argv.slice(2)): 
   answer(out);
 }
 
-if (require.main === module) void runHook();
+// run directly: exit once stdout has the answer (skips Node's teardown, ~2 ms a hook, measured), not before (some pipes write asynchronously)
+if (require.main === module) void runHook().then(() => process.stdout.write('', () => process.exit()));

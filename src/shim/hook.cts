@@ -1,10 +1,9 @@
-// The hook shim: Hermes runs it once per hook firing, with whatever `node` is on its PATH (older releases than
-// the engines floor included: test/unit/shim/old-node.test.ts). It must start fast and never fail the agent: it
-// imports only node:http and node:fs (node:os only when HOME is unset), answers `{}` on every failure path, and
-// stdout carries exactly one JSON object. A hook the daemon provably did not take (down, starting, closing) goes
-// to the spool for the daemon to ingest when it is back. One CommonJS file on purpose: `install` copies this file
-// alone, and run directly (`node hook.cjs`) it skips the ESM loader; `hermes-aep hook` loads the same file.
-import { request, type IncomingMessage, type RequestOptions } from 'node:http';
+// The hook shim: Hermes runs it once per hook firing, with whatever `node` is on its PATH (older releases than the engines floor
+// included: test/unit/shim/old-node.test.ts). It must start fast and never fail the agent: it imports only node:net and node:fs
+// (node:os only when HOME is unset), answers `{}` on every failure path, and stdout carries exactly one JSON object. A hook the
+// daemon provably did not take (down, starting, closing) goes to the spool for the daemon to ingest when it is back. One CommonJS
+// file on purpose: `install` copies it alone, and run directly (`node hook.cjs`) it skips the ESM loader; `hermes-aep hook` loads it too.
+import { connect } from 'node:net';
 import { appendFileSync, closeSync, mkdirSync, openSync, readFileSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs';
 
 const EMPTY = '{}';
@@ -34,10 +33,7 @@ function parseArgs(argv: readonly string[]): ShimArgs {
   return out;
 }
 
-/**
- * The state dir: argv `--state-dir`, then AEP_STATE_DIR (empty reads as unset, as the daemon reads it), then
- * `~/.aep/state/hermes-aep` (HOME first: no node:os on the hot path).
- */
+/** The state dir: argv `--state-dir`, then AEP_STATE_DIR (empty reads as unset, as in the daemon), then `~/.aep/state/hermes-aep` (HOME first: no node:os). */
 export function shimStateDir(argv: readonly string[], env: NodeJS.ProcessEnv): string {
   const dir = parseArgs(argv).stateDir || env.AEP_STATE_DIR;
   return dir || `${process.env.HOME || (require('node:os') as typeof import('node:os')).homedir()}/.aep/state/hermes-aep`;
@@ -45,25 +41,24 @@ export function shimStateDir(argv: readonly string[], env: NodeJS.ProcessEnv): s
 
 /** A /hook URL over plain http, with the token read from its file (absent or malformed → sent without). */
 function urlTarget(raw: string, tokenFile: string): Target | undefined {
-  let url: URL;
+  const url = orElse(() => new URL(raw), undefined);
+  if (url?.protocol !== 'http:') return undefined;
+  return { url, token: orElse(() => /^[0-9a-f]{64}$/.exec(readFileSync(tokenFile, 'utf8').trim())?.[0], undefined) };
+}
+
+/** `fn()`, or `fallback` when it throws. */
+function orElse<T>(fn: () => T, fallback: T): T {
   try {
-    url = new URL(raw);
+    return fn();
   } catch {
-    return undefined;
-  }
-  if (url.protocol !== 'http:') return undefined;
-  try {
-    return { url, token: /^[0-9a-f]{64}$/.exec(readFileSync(tokenFile, 'utf8').trim())?.[0] };
-  } catch {
-    return { url, token: undefined };
+    return fallback;
   }
 }
 
 /**
- * The daemon's address: argv first (`--socket PATH`, `--url URL`, then the socket under `--state-dir DIR`), then the
- * environment (`AEP_SOCKET`, `AEP_HOOK_URL`, the legacy `AEP_HOST`/`AEP_PORT`, then the socket under
- * `AEP_STATE_DIR`), then the socket under the default state dir. A URL must be plain http; its token comes from
- * `{state dir}/hook-token` (or `AEP_TOKEN_FILE`) and is sent over TCP only.
+ * The daemon's address: argv first (`--socket PATH`, `--url URL`, then the socket under `--state-dir DIR`), then the environment (`AEP_SOCKET`,
+ * `AEP_HOOK_URL`, the legacy `AEP_HOST`/`AEP_PORT`, then the socket under `AEP_STATE_DIR`), then the socket under the default state dir. A URL
+ * must be plain http; its token comes from `{state dir}/hook-token` (or `AEP_TOKEN_FILE`) and is sent over TCP only.
  */
 export function resolveTarget(argv: readonly string[], env: NodeJS.ProcessEnv): Target | undefined {
   const args = parseArgs(argv);
@@ -81,11 +76,7 @@ export function resolveTarget(argv: readonly string[], env: NodeJS.ProcessEnv): 
   return { socket: `${stateDir}/${SOCKET_FILE}` };
 }
 
-/**
- * Observe-only unless the operator gate is switched on (AEP_HERMES_CONTROL, inherited from the environment Hermes
- * runs in): then, and only then, a daemon reply can reach Hermes. Gated off, whatever answers on the port, the shim
- * prints `{}`: no block, no context, ever.
- */
+/** Observe-only unless the operator gate (AEP_HERMES_CONTROL, from Hermes's environment) is on; gated off, whatever answers, Hermes gets `{}`. */
 function gateOn(): boolean {
   return /^(1|true|yes|on)$/i.test(process.env.AEP_HERMES_CONTROL ?? '');
 }
@@ -108,19 +99,14 @@ function readStdin(): Promise<Buffer> {
 
 /** A reply is passed on only when it is exactly one JSON object. */
 function validReply(text: string): string {
-  try {
-    const v: unknown = JSON.parse(text);
-    return typeof v === 'object' && v !== null && !Array.isArray(v) ? JSON.stringify(v) : EMPTY;
-  } catch {
-    return EMPTY;
-  }
+  const v = orElse((): unknown => JSON.parse(text), undefined);
+  return typeof v === 'object' && v !== null && !Array.isArray(v) ? JSON.stringify(v) : EMPTY;
 }
 
 /**
- * How one delivery ended. `delivered`: the daemon answered 200 (`reply` is its body when that is one JSON object,
- * else `{}`); `refused`: it answered another status (4xx: it will never take this body; 5xx: it could not now);
- * `unreachable`: no connection, or it broke before an answer; `timeout`: no answer within the deadline (the daemon
- * may still have the hook). `sent`: the whole request had been handed to the OS.
+ * How one delivery ended. `delivered`: the daemon answered 200 (`reply` is its body when that is one JSON object, else `{}`); `refused`: it
+ * answered another status (4xx: it will never take this body; 5xx: it could not now); `unreachable`: no connection, or it broke before an
+ * answer; `timeout`: no answer within the deadline (the daemon may still have the hook). `sent`: the whole request had been handed to the OS.
  */
 export type Outcome =
   | { readonly kind: 'delivered'; readonly reply: string }
@@ -129,10 +115,9 @@ export type Outcome =
   | { readonly kind: 'timeout'; readonly sent: boolean };
 
 /**
- * The daemon provably did not take the hook, so the spool may: it answered 5xx (not processed: starting, draining its
- * spool, closing, its log failing), or the request never fully reached the OS. A 4xx refuses the hook itself; a
- * timeout or reset AFTER the whole request was handed over is ambiguous (it may have been processed): neither is
- * spooled, so a hook is never recorded twice.
+ * The daemon provably did not take the hook, so the spool may: it answered 5xx (not processed: starting, draining its spool, closing, its log
+ * failing), or the request never fully reached the OS. A 4xx refuses the hook itself; a timeout or reset AFTER the whole request was handed
+ * over is ambiguous (it may have been processed): neither is spooled, so a hook is never recorded twice.
  */
 export function shouldSpool(o: Outcome): boolean {
   if (o.kind === 'refused') return o.status >= 500;
@@ -140,53 +125,74 @@ export function shouldSpool(o: Outcome): boolean {
 }
 
 const MAX_REPLY_BYTES = 1_048_576;
+const MAX_HEAD_BYTES = 16_384; // node:http's own default bound on a response head
 
-/** POST the envelope to the daemon once, within `ms`; never throws. */
+/** A response head (latin1, without its blank line), strictly: HTTP/1.x, a final status, token field names, CRLF, no folding, one Content-Length. */
+function parseHead(text: string): { readonly status: number; readonly length: number | undefined; readonly coded: boolean } | undefined {
+  const [first = '', ...fields] = text.split('\r\n');
+  const m = /^HTTP\/1\.[01] ([2-5]\d\d)(?: [\t\x20-\x7e\x80-\xff]*)?$/.exec(first);
+  let length: number | undefined;
+  let coded = false;
+  for (const f of m ? fields : []) {
+    const h = /^([-!#$%&'*+.^`|~\w]+):[\t ]*([\t\x20-\x7e\x80-\xff]*?)[\t ]*$/.exec(f);
+    if (!h) return undefined;
+    const name = h[1]!.toLowerCase();
+    if (name === 'transfer-encoding') coded = true;
+    else if (name === 'content-length') {
+      if (!/^\d{1,15}$/.test(h[2]!) || (length !== undefined && length !== Number(h[2]))) return undefined;
+      length = Number(h[2]);
+    }
+  }
+  return m ? { status: Number(m[1]), length, coded } : undefined;
+}
+
+/** The request head: Host localhost over the socket; over TCP the URL's host and path, and its token if any. */
+function requestHead(target: Target, bytes: number): string {
+  const tcp = 'url' in target;
+  const auth = tcp && target.token ? `Authorization: Bearer ${target.token}\r\n` : '';
+  const line = tcp ? `POST ${target.url.pathname}${target.url.search} HTTP/1.1\r\nHost: ${target.url.host}` : 'POST /hook HTTP/1.1\r\nHost: localhost';
+  return `${line}\r\n${auth}Content-Type: application/json\r\nContent-Length: ${bytes}\r\nConnection: close\r\n\r\n`;
+}
+
+/**
+ * POST the envelope once, within `ms`, over plain node:net (node:http costs a fresh process more than the exchange); never throws. Never
+ * half-closed (the daemon's HTTP server drops a request whose client ends its side); the response is read to its Content-Length, or to EOF.
+ * The status decides at the end of the head (a 5xx can come before the body is read: sending stops); a coded 200 body (Transfer-Encoding) is
+ * not decoded: `{}`. A malformed or cut response: `unreachable`.
+ */
 export function deliver(body: Buffer, target: Target, ms: number): Promise<Outcome> {
   return new Promise((resolve) => {
     let sent = false;
-    let timer: NodeJS.Timeout | undefined; // eslint-disable-line prefer-const -- assigned after `done`, which clears it, is defined
-    // the first outcome wins (a promise settles once)
+    let head: ReturnType<typeof parseHead>;
+    let got: Buffer = Buffer.alloc(0); // the head so far, then the body so far
+    const sock = 'url' in target ? connect(Number(target.url.port || 80), target.url.hostname.replace(/^\[(.*)\]$/, '$1')) : connect(target.socket);
+    const timer = setTimeout(() => done({ kind: 'timeout', sent }), ms);
     const done = (o: Outcome) => {
+      // the first outcome wins (a promise settles once)
       clearTimeout(timer);
+      sock.destroy();
       resolve(o);
     };
-    const headers: Record<string, string | number> = { 'content-type': 'application/json', 'content-length': body.length };
-    // the token goes over TCP only, and only to the URL it was configured for
-    if ('url' in target && target.token) headers.authorization = `Bearer ${target.token}`;
-    const opts: RequestOptions = { method: 'POST', agent: false, headers };
-    const onResponse = (res: IncomingMessage) => {
-      if ((res.statusCode ?? 0) >= 500) {
-        // not processed: stop sending (a 503 can come before the body is read)
-        req.destroy();
-        return done({ kind: 'refused', status: res.statusCode ?? 500 });
+    const reply = (bytes: Buffer) => done({ kind: 'delivered', reply: got.length > MAX_REPLY_BYTES ? EMPTY : validReply(bytes.toString('utf8')) });
+    sock.on('data', (c: Buffer) => {
+      got = got.length ? Buffer.concat([got, c]) : c;
+      if (!head) {
+        const end = got.indexOf('\r\n\r\n');
+        if (end < 0) return got.length > MAX_HEAD_BYTES ? done({ kind: 'unreachable', sent }) : undefined;
+        head = parseHead(got.toString('latin1', 0, end));
+        if (!head) return done({ kind: 'unreachable', sent });
+        if (head.status !== 200) return done({ kind: 'refused', status: head.status });
+        if (head.coded) return done({ kind: 'delivered', reply: EMPTY });
+        got = got.subarray(end + 4);
       }
-      const chunks: Buffer[] = [];
-      let size = 0;
-      res.on('data', (c: Buffer) => {
-        size += c.length;
-        if (size > MAX_REPLY_BYTES) {
-          req.destroy();
-          done({ kind: 'delivered', reply: EMPTY });
-        } else chunks.push(c);
-      });
-      res.on('end', () => {
-        const reply = validReply(Buffer.concat(chunks).toString('utf8'));
-        done(res.statusCode === 200 ? { kind: 'delivered', reply } : { kind: 'refused', status: res.statusCode ?? 0 });
-      });
-      res.on('error', () => done({ kind: 'unreachable', sent }));
-    };
-    const req =
-      'url' in target
-        ? request(target.url, opts, onResponse)
-        : request({ ...opts, socketPath: target.socket, path: '/hook', headers: { ...headers, host: 'localhost' } }, onResponse);
-    req.on('finish', () => (sent = true));
-    req.on('error', () => done({ kind: 'unreachable', sent }));
-    timer = setTimeout(() => {
-      req.destroy();
-      done({ kind: 'timeout', sent });
-    }, ms);
-    req.end(body);
+      if (got.length > MAX_REPLY_BYTES || got.length >= (head.length ?? Infinity)) reply(got.subarray(0, head.length));
+    });
+    sock.on('end', () => (head && head.length === undefined ? reply(got) : done({ kind: 'unreachable', sent })));
+    sock.on('error', () => done({ kind: 'unreachable', sent }));
+    sock.cork(); // head and body in one writev, as node:http sends them: a peer that answers on the head alone still gets the body
+    sock.write(requestHead(target, body.length));
+    sock.write(body, (err) => (sent = !err)); // once the OS has the last byte
+    sock.uncork();
   });
 }
 
@@ -202,12 +208,11 @@ function writeAll(fd: number, buf: Buffer): void {
 }
 
 /**
- * Spool one hook the daemon could not take: `{stateDir}/spool/<key>.hook`, key = zero-padded arrival ms, monotonic
- * ns, pid, random (lexical order = arrival order), written as `.<key>.tmp` and renamed, so the daemon only ever sees
- * whole files. Content: one JSON header line (arrival, byte count), then the envelope bytes as Hermes wrote them. The
- * cap is checked in O(1): the ledgers `in.files`/`in.kib` (appended by shims) and `out.files`/`out.kib` (appended by
- * the daemon) count by their SIZE; a hook over the cap is dropped and counted as one byte appended to `dropped`.
- * Never throws.
+ * Spool one hook the daemon could not take: `{stateDir}/spool/<key>.hook`, key = zero-padded arrival ms, monotonic ns, pid, random (lexical
+ * order = arrival order), written as `.<key>.tmp` and renamed, so the daemon only ever sees whole files. Content: one JSON header line
+ * (arrival, byte count), then the envelope bytes as Hermes wrote them. The cap is checked in O(1): the ledgers `in.files`/`in.kib` (appended
+ * by shims) and `out.files`/`out.kib` (appended by the daemon) count by their SIZE; a hook over the cap is dropped and counted as one byte
+ * appended to `dropped`. Never throws.
  */
 function spoolEnvelope(stateDir: string, body: Buffer, arrivalMs: number, arrivalNs: bigint): void {
   let dir = '';
@@ -234,11 +239,7 @@ function spoolEnvelope(stateDir: string, body: Buffer, arrivalMs: number, arriva
     renameSync(tmp, `${dir}/${key}.hook`);
   } catch {
     // disk full, no permission: the hook is lost; count it if the disk still lets us
-    try {
-      if (tmp) unlinkSync(tmp);
-    } catch {
-      /* nothing more to do */
-    }
+    if (tmp) orElse(() => unlinkSync(tmp), undefined);
     if (dir) countDrop(dir);
     return;
   }
@@ -295,4 +296,5 @@ export async function runHook(argv: readonly string[] = process.argv.slice(2)): 
   answer(out);
 }
 
-if (require.main === module) void runHook();
+// run directly: exit once stdout has the answer (skips Node's teardown, ~2 ms a hook, measured), not before (some pipes write asynchronously)
+if (require.main === module) void runHook().then(() => process.stdout.write('', () => process.exit()));

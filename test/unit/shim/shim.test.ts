@@ -107,7 +107,7 @@ describe('the shim fails open and prints exactly one JSON object', () => {
     const r = await runShim('{"hook_event_name":"x"}', { ...env(), AEP_HERMES_CONTROL: '1', RECORD_IMPORTS: rec, NODE_OPTIONS: `--require=${preload}` });
     expect([r.code, r.stdout]).toEqual([0, JSON.stringify({ got: 23 })]);
     const loaded = readFileSync(rec, 'utf8').split('\n').filter(Boolean);
-    expect(loaded.map((m) => (m.startsWith('node:') ? m : path.relative(ROOT, m))).sort()).toEqual(['dist/src/shim/hook.cjs', 'node:fs', 'node:http']);
+    expect(loaded.map((m) => (m.startsWith('node:') ? m : path.relative(ROOT, m))).sort()).toEqual(['dist/src/shim/hook.cjs', 'node:fs', 'node:net']);
   });
 
   it('`hermes-aep hook` runs the same shim and loads no fastify, zod or OpenTelemetry code', async () => {

@@ -211,7 +211,7 @@ describe('the shim spools a hook the daemon provably did not take', () => {
     expect([r.code, r.stdout, r.stderr]).toEqual([0, '{}', '']);
   });
 
-  it('spooling loads nothing new: one file, node:fs and node:http', async () => {
+  it('spooling loads nothing new: one file, node:fs and node:net', async () => {
     const state = path.join(tempDir(), 'state');
     const rec = path.join(tempDir(), 'requires.txt');
     const preload = path.join(ROOT, 'test', 'support', 'record-requires.cjs');
@@ -219,7 +219,7 @@ describe('the shim spools a hook the daemon provably did not take', () => {
     expect(r.stdout).toBe('{}');
     expect(hooks(state)).toHaveLength(1);
     const loaded = readFileSync(rec, 'utf8').split('\n').filter(Boolean);
-    expect(loaded.map((m) => (m.startsWith('node:') ? m : path.relative(ROOT, m))).sort()).toEqual(['dist/src/shim/hook.cjs', 'node:fs', 'node:http']);
+    expect(loaded.map((m) => (m.startsWith('node:') ? m : path.relative(ROOT, m))).sort()).toEqual(['dist/src/shim/hook.cjs', 'node:fs', 'node:net']);
   });
 
   it('the daemon-up path never touches the spool', async () => {

@@ -172,6 +172,25 @@ def spool(state_dir, body, arrival_ms, arrival_ns):
         pass
 
 
+class _ExitFlush(logging.Handler):
+    """Handles no records. Hermes 0.19.0's `hermes -z` leaves by logging.shutdown() then os._exit(), skipping atexit;
+    logging.shutdown() closes every live handler, so closing this one delivers (or spools) what is still queued."""
+
+    def __init__(self, fwd):
+        super().__init__()
+        self.fwd = fwd
+
+    def emit(self, record):
+        pass
+
+    def close(self):
+        try:
+            self.fwd.drain()
+        except Exception:
+            pass
+        super().close()
+
+
 class Forwarder:
     def __init__(self, state_dir, target):
         self.state_dir, self.target = state_dir, target
@@ -181,6 +200,7 @@ class Forwarder:
         self.dropped = 0  # only grows; the worker reports the difference to `reported` with its next delivery
         self.reported = 0
         self.conn, self.used_at, self.worker, self.closing = None, 0.0, None, False
+        self.exit_hook = _ExitFlush(self)  # logging keeps only a weak reference
 
     def drop(self):
         with self.counted:
@@ -192,8 +212,10 @@ class Forwarder:
         if self.closing:
             self.deliver(item)  # after the exit flush (Hermes's own exit handlers fire hooks): inline
             return True
-        if self.worker is None or not self.worker.is_alive():
+        if self.worker is None or not self.worker.is_alive() or self.exit_hook is None:
             with self.counted:
+                if self.exit_hook is None:
+                    self.exit_hook = _ExitFlush(self)
                 if self.worker is None or not self.worker.is_alive():
                     self.worker = threading.Thread(target=self.run, name="hermes-aep-forwarder", daemon=True)
                     self.worker.start()
@@ -281,8 +303,15 @@ class Forwarder:
             self.conn.close()
         self.conn = None
 
+    def drain(self):
+        """logging.shutdown(): the exit of `hermes -z` (0.19.0), or a logging.config.dictConfig() in a running process
+        (uvicorn's, in the gateway), which closes every handler too: flush, then go on queueing with a new handler."""
+        closing = self.closing
+        self.flush()
+        self.closing, self.exit_hook = closing, None
+
     def flush(self, bound_s=EXIT_FLUSH_S):
-        """At exit: deliver what is queued within the bound, spool the rest; later hooks are delivered inline."""
+        """At exit (idempotent): deliver what is queued within the bound, spool the rest; later hooks are delivered inline."""
         self.closing = True
         deadline = time.monotonic() + bound_s
         with self.queue.all_tasks_done:

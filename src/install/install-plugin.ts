@@ -1,9 +1,11 @@
 import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
 import { removeApprovals } from './allowlist.js';
 import { enablePlugin } from './hermes-config.js';
 import { ensureHookToken } from './hook-token.js';
 import { atomicWrite, print, readHermesFiles, realTarget, removeCreated, summarize } from './install-io.js';
 import type { InstallOptions } from './install-cli.js';
+import { lostToGrandfathering } from './grandfathering.js';
 import { placePlugin } from './plugin-copy.js';
 import { resolveTarget } from './shim-target.js';
 import { packageVersion } from './version.js';
@@ -23,6 +25,7 @@ export async function runPluginInstall(opts: InstallOptions): Promise<void> {
   const allow = removeApprovals(allowText);
   const conf = { installed_by: 'hermes-aep', version, args: target.args } as const;
   const dry = await placePlugin(home, conf, { dryRun: true });
+  const others = await lostToGrandfathering(home, configText);
 
   const report = [
     `install --transport plugin${opts.dryRun ? ' (dry run: nothing is written)' : ''}: HERMES_HOME=${home}${homeExisted ? '' : ` (does not exist: ${opts.dryRun ? 'would be created' : 'created'}, 0700)`}`,
@@ -48,4 +51,8 @@ export async function runPluginInstall(opts: InstallOptions): Promise<void> {
     else if (allow.changed) await atomicWrite(await realTarget(allowFile), allow.text);
   }
   await print(report);
+  if (others.length > 0)
+    process.stderr.write(
+      `hermes-aep: note: config.yaml has no plugins.enabled, so Hermes's config migration (hermes update, hermes config migrate; a config older than schema 21) would enable every plugin in ${path.join(home, 'plugins')}; once it lists hermes-aep, the migration will not enable ${others.join(', ')} (not loaded today either): to load one, run \`hermes plugins enable <name>\`\n`,
+    );
 }

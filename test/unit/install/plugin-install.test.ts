@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { execFile, execFileSync } from 'node:child_process';
 import { promisify } from 'node:util';
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse } from 'yaml';
 import { addHooks, enablePlugin, removeHooks } from '../../../src/install/hermes-config.js';
@@ -154,5 +154,42 @@ describe('hermes-aep install --transport plugin / uninstall (the real CLI on a t
     await t.cli('uninstall');
     expect(readFileSync(path.join(t.dir, '__init__.py'), 'utf8')).toBe('# someone else\n');
     await expect(t.cli('install', '--transport', 'nope')).rejects.toMatchObject({ stderr: expect.stringMatching(/--transport takes shell/) });
+  });
+
+  it("plugins.enabled added where Hermes's config migration would still grandfather other user plugins: one line on stderr names them", async () => {
+    const t = setup();
+    const plugins = path.join(t.home, 'plugins');
+    const manifest = (dir: string, file: string, text: string) => {
+      mkdirSync(path.join(plugins, dir), { recursive: true });
+      writeFileSync(path.join(plugins, dir, file), text);
+    };
+    manifest('foo', 'plugin.yaml', 'name: foo\n');
+    manifest('bar', 'plugin.yml', 'name: barname\n');
+    manifest('old', 'plugin.yaml', 'name: old\n');
+    mkdirSync(path.join(plugins, 'no-manifest'));
+    writeFileSync(path.join(plugins, 'loose.yaml'), 'name: loose\n');
+    writeFileSync(path.join(t.home, 'config.yaml'), 'model:\n  provider: custom\nplugins:\n  disabled: [old]\n');
+    const dry = await t.cli('install', '--transport', 'plugin', '--dry-run');
+    const p = await t.cli('install', '--transport', 'plugin');
+    for (const r of [dry, p]) {
+      expect(r.stderr.trimEnd().split('\n')).toHaveLength(1);
+      expect(r.stderr).toMatch(/config migration/);
+      expect(r.stderr).toContain('bar (barname), foo');
+      expect(r.stderr).toContain('hermes plugins enable');
+      expect(r.stderr).not.toMatch(/\bold\b|no-manifest|loose/);
+      expect(r.stdout).not.toMatch(/foo|barname/);
+    }
+    // nothing to say: plugins.enabled already there (our own now), a config at schema 21 or later, no other plugin
+    expect((await t.cli('install', '--transport', 'plugin')).stderr).toBe('');
+    await t.cli('uninstall');
+    writeFileSync(path.join(t.home, 'config.yaml'), 'model: {}\n_config_version: 21\n');
+    expect((await t.cli('install', '--transport', 'plugin')).stderr).toBe('');
+    await t.cli('uninstall');
+    writeFileSync(path.join(t.home, 'config.yaml'), 'model: {}\n_config_version: "20"\n');
+    expect((await t.cli('install', '--transport', 'plugin')).stderr).toContain('bar (barname), foo');
+    await t.cli('uninstall');
+    for (const d of ['foo', 'bar', 'old']) rmSync(path.join(plugins, d), { recursive: true });
+    writeFileSync(path.join(t.home, 'config.yaml'), 'model: {}\n');
+    expect((await t.cli('install', '--transport', 'plugin')).stderr).toBe('');
   });
 });

@@ -1,12 +1,16 @@
 """Drives plugin/hermes-aep as Hermes's plugin manager would (a fake ctx), for test/unit/plugin/*.test.ts.
 
-stdin: one JSON spec {plugin_dir, cwd?, env?, queue_max?, hold_lock?, calls: [{hook, kwargs, drain?}], out}.
+stdin: one JSON spec {plugin_dir, cwd?, env?, queue_max?, hold_lock?, hard_exit?, calls: [{exec?, hook, kwargs, drain?}], out}.
+exec: a Python statement run just before that call (e.g. a logging.config.dictConfig() in mid-run).
+hard_exit: leave as Hermes 0.19.0's `hermes -z` does (`_exit_after_oneshot`): logging.shutdown(), then os._exit(0), no atexit.
 A kwarg value {"$py": "<expr>"} is evaluated (non-JSON values: Decimal, Path, an object whose str() raises).
 Results go to the `out` file, never stdout: the test checks the plugin itself prints nothing.
 """
 import decimal
 import importlib.util
 import json
+import logging
+import logging.config
 import os
 import pathlib
 import sys
@@ -50,6 +54,8 @@ results = []
 if spec.get("hold_lock"):
     fwd.lock.acquire()  # the worker stalls on its first delivery: the queue fills
 for call in spec["calls"]:
+    if call.get("exec"):
+        exec(call["exec"], {"logging": logging})
     kwargs = {k: value(v) for k, v in call["kwargs"].items()}
     t0 = time.perf_counter()
     try:
@@ -64,3 +70,6 @@ if spec.get("hold_lock"):
     fwd.queue.join()
 with open(spec["out"], "w") as f:
     json.dump({"results": results, "hooks": sorted(ctx.hooks), "dropped": fwd.dropped, "worker_alive": fwd.worker is not None and fwd.worker.is_alive()}, f)
+if spec.get("hard_exit"):
+    logging.shutdown()
+    os._exit(0)

@@ -1,9 +1,10 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { ROOT } from '../../support/paths.js';
 import { tempDir } from '../../support/processes.js';
 import { REGISTERED_HOOKS } from '../../../src/hermes/envelope.js';
+import { decode } from '../../../src/daemon/spool-format.js';
 import { fakeDaemon, kwargsOf, pluginCopy, runHarness, type FakeDaemon } from './support.js';
 
 /**
@@ -143,5 +144,34 @@ describe('plugin transport: failures stay inside the plugin', () => {
     // the unserialisable one never left; the reset one was sent (not spooled: it may have been taken); the last arrived
     expect(fake.bodies.map((b) => JSON.parse(b.toString()).session_id)).toEqual(['reset', 's1']);
     expect(readdirSync(fake.stateDir).filter((f) => f === 'spool')).toEqual([]);
+  });
+});
+
+describe('plugin transport: exit', () => {
+  it('Hermes 0.19.0 `-z` exits by logging.shutdown() + os._exit(0), skipping atexit: what is still queued arrives (or is spooled), in order', async () => {
+    // a daemon that takes ~2 ms per hook: 300 hooks fired in a burst cannot have been delivered when the harness exits
+    fake = await fakeDaemon((_b, res) => setTimeout(() => res.end('{}'), 2));
+    const state = tempDir('hermes-aep-state-');
+    const calls = Array.from({ length: 300 }, (_, i) => ({ hook: 'on_session_start', kwargs: { session_id: `s${i}`, ...TS } }));
+    const r = await runHarness({ pluginDir: pluginCopy(['--state-dir', state, '--socket', fake.socket]), calls, hardExit: true });
+    expect([r.code, r.stdout, r.stderr]).toEqual([0, '', '']);
+    const spool = path.join(state, 'spool');
+    const spooled = (existsSync(spool) ? readdirSync(spool) : [])
+      .filter((f) => f.endsWith('.hook'))
+      .sort()
+      .map((f) => decode(readFileSync(path.join(spool, f))).env.session_id);
+    const delivered = fake.bodies.map((b) => (JSON.parse(b.toString()) as { session_id: string }).session_id);
+    expect([...delivered, ...spooled]).toEqual(calls.map((c) => c.kwargs.session_id));
+  });
+
+  it('a logging.config.dictConfig() in a running Hermes (uvicorn, in the gateway) closes every handler: the queue is flushed, later hooks are still queued, and the exit still flushes', async () => {
+    // ~100 ms per reply: a hook delivered inline on the agent's thread would take that long
+    fake = await fakeDaemon((_b, res) => setTimeout(() => res.end('{}'), 100));
+    const start = (i: number) => ({ hook: 'on_session_start', kwargs: { session_id: `s${i}`, ...TS } });
+    const calls = [start(0), start(1), { ...start(2), exec: 'logging.config.dictConfig({"version": 1})' }, start(3), start(4)];
+    const r = await runHarness({ pluginDir: pluginCopy(['--state-dir', tempDir(), '--socket', fake.socket]), calls, hardExit: true });
+    expect([r.code, r.stdout, r.stderr]).toEqual([0, '', '']);
+    expect(r.out.results.slice(2).every((x) => x.ms < 50)).toBe(true);
+    expect(fake.bodies.map((b) => (JSON.parse(b.toString()) as { session_id: string }).session_id)).toEqual(['s0', 's1', 's2', 's3', 's4']);
   });
 });

@@ -17,6 +17,8 @@ export function pluginCopy(args: readonly string[] = []): string {
 
 export type Kwargs = Record<string, unknown>;
 export interface Call {
+  /** a Python statement the harness runs just before this call */
+  readonly exec?: string;
   readonly hook: string;
   readonly kwargs: Kwargs;
   /** wait until the worker delivered everything queued so far */
@@ -30,6 +32,8 @@ export interface HarnessSpec {
   readonly queueMax?: number;
   /** hold the delivery lock while the calls fire (the worker stalls; the queue fills) */
   readonly holdLock?: boolean;
+  /** exit as Hermes 0.19.0's `hermes -z` does: logging.shutdown(), then os._exit(0) (atexit never runs) */
+  readonly hardExit?: boolean;
 }
 export interface HarnessResult {
   readonly stdout: string;
@@ -43,7 +47,7 @@ export interface HarnessResult {
   };
 }
 
-/** Run test/unit/plugin/harness.py (python3, the plugin imported as Hermes imports it) to its exit (atexit included). */
+/** Run test/unit/plugin/harness.py (python3, the plugin imported as Hermes imports it) to its exit (atexit included, unless hardExit). */
 export function runHarness(spec: HarnessSpec): Promise<HarnessResult> {
   requirePython();
   const out = path.join(tempDir('hermes-aep-harness-'), 'out.json');
@@ -54,6 +58,7 @@ export function runHarness(spec: HarnessSpec): Promise<HarnessResult> {
     cwd: spec.cwd,
     queue_max: spec.queueMax,
     hold_lock: spec.holdLock,
+    hard_exit: spec.hardExit,
     out,
   });
   return new Promise((resolve, reject) => {

@@ -82,9 +82,9 @@ export const suite: Suite = {
     const daemonMs = parse + sync + write;
     const parts: [string, number][] = [
       ['spawn and runtime start (node running an empty file)', bare],
-      ['shim module load (hook.cjs, node:http, node:fs)', load - bare],
+      ['shim module load (hook.cjs, node:net, node:fs)', load - bare],
       ['stdin read, target, answer, exit', emptyStdin - load],
-      ['connect and request from a fresh process (cold HTTP client)', full - emptyStdin - warm],
+      ['connect and exchange from a fresh process (node:net, one request)', full - emptyStdin - warm],
       ['socket, fastify routing, body read, reply', warm - daemonMs],
       ['daemon: parse (JSON, envelope schema)', parse],
       ['daemon: map (pure mapping)', map],

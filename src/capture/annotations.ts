@@ -5,9 +5,8 @@
  * down-leveling is mechanical and needs no schema validator at run time.
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-
+import { join } from 'node:path';
+import { findPackageRoot } from '../util/package-root.js';
 import { isCaptureLevel, type CaptureLevel } from './levels.js';
 
 /**
@@ -56,17 +55,6 @@ function buildNode(schema: Record<string, unknown>, fallback: CaptureLevel): Ann
     ...(items !== undefined ? { items } : {}),
     ...(schema['additionalProperties'] === false ? { closed: true } : {}),
   };
-}
-
-/** Walk up from this module to the first directory holding a package.json (works from src/ and dist/src/). */
-function findPackageRoot(): string | undefined {
-  let dir = dirname(fileURLToPath(import.meta.url));
-  for (;;) {
-    if (existsSync(join(dir, 'package.json'))) return dir;
-    const parent = dirname(dir);
-    if (parent === dir) return undefined;
-    dir = parent;
-  }
 }
 
 function loadTable(): ReadonlyMap<string, AnnotationNode> {

@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { CAPTURE_LEVELS, type CaptureLevel } from '../capture/levels.js';
 import type { CapturePolicy } from '../capture/policy.js';
 import { MAX_SOCKET_PATH_BYTES } from '../transport/unix-socket.js';
-import { absolutePath, bool, int, listOf, oneOf, pathOrOff, readEnv, reject, setting } from './read-env.js';
+import { absolutePath, bool, int, listOf, oneOf, pathOrOff, readEnv, reject, setting, wsUrl } from './read-env.js';
 
 /**
  * Nodes (JSON values plus object keys) a hook body may hold. A real
@@ -22,6 +22,15 @@ const HOUR_MS = 3_600_000;
 const HOST_NAME = /^[A-Za-z0-9._-]{1,253}$/;
 /** an IP address (a v6 one with or without brackets) or a host name, never a port or a URL */
 const isHost = (s: string) => isIP(s.replace(/^\[(.*)\]$/, '$1')) !== 0 || HOST_NAME.test(s);
+/** an http(s) origin as a browser sends it: scheme, host, optional port, nothing else */
+const isOrigin = (s: string) => {
+  try {
+    const u = new URL(s);
+    return ['http:', 'https:'].includes(u.protocol) && u.origin === s.replace(/\/$/, '');
+  } catch {
+    return false;
+  }
+};
 
 /** Every setting the daemon reads, with its default. The README's settings table mirrors this. */
 const daemonSettings = z
@@ -48,6 +57,18 @@ const daemonSettings = z
     AEP_RECORD_DIR: absolutePath.optional(),
     AEP_REPLAY_WINDOW_MS: int(0, 30 * 24 * HOUR_MS).default(HOUR_MS),
     AEP_SNAPSHOT_INTERVAL_MS: int(0, 24 * HOUR_MS).default(30_000),
+    // --- the AEP stream (AEP-0003): embedded endpoint, ingest, relay link ---
+    AEP_TOKEN: setting('16 to 512 printable characters without spaces', (raw) => (/^[\x21-\x7e]{16,512}$/.test(raw) ? raw : undefined)).optional(),
+    AEP_ALLOWED_ORIGINS: listOf('origins (scheme://host[:port], no path)', isOrigin).default([]),
+    AEP_STREAM_BUFFER: int(1, 1_000_000).default(1_000),
+    AEP_STREAM_SESSIONS: int(1, 1_000_000).default(1_000),
+    AEP_STREAM_MAX_BYTES: int(1024 * 1024, 64 * 1024 * 1024 * 1024).default(128 * 1024 * 1024),
+    AEP_STREAM_CLIENT_BYTES: int(64 * 1024, 1024 * 1024 * 1024).default(8 * 1024 * 1024),
+    AEP_STREAM_SUBSCRIPTIONS: int(1, 100_000).default(256),
+    AEP_STREAM_HEARTBEAT_MS: int(100, HOUR_MS).default(15_000),
+    AEP_INGEST_MAX_EVENTS: int(1, 1_000_000).default(10_000),
+    AEP_RELAY_URL: wsUrl.optional(),
+    AEP_RELAY_OUTBOX: int(1, 10_000_000).default(10_000),
   })
   .transform((e, ctx) => {
     const home = os.homedir();
@@ -94,6 +115,28 @@ const daemonSettings = z
       replayWindowMs: e.AEP_REPLAY_WINDOW_MS,
       /** how often the start-up snapshot is written (also at shutdown); 0: only at shutdown */
       snapshotIntervalMs: e.AEP_SNAPSHOT_INTERVAL_MS,
+      stream: {
+        /** AEP_TOKEN: authenticates stream clients (ingest, control) and this daemon to its relay; absent = watch-only over TCP */
+        ...(e.AEP_TOKEN !== undefined ? { token: e.AEP_TOKEN } : {}),
+        /** origins (a web dashboard) allowed to READ the stream; every other Origin is refused */
+        allowedOrigins: e.AEP_ALLOWED_ORIGINS.map((o) => new URL(o).origin),
+        /** replay buffer depth: events held per session */
+        buffer: e.AEP_STREAM_BUFFER,
+        /** sessions held in the replay buffer (least recently active evicted whole) */
+        sessions: e.AEP_STREAM_SESSIONS,
+        /** bytes of event lines the replay buffer holds at most */
+        maxBytes: e.AEP_STREAM_MAX_BYTES,
+        /** bytes a consumer may leave unsent: past half, its debug/info events are dropped (counted); past all, it is disconnected */
+        clientBytes: e.AEP_STREAM_CLIENT_BYTES,
+        /** concurrent subscriptions across all consumers */
+        subscriptions: e.AEP_STREAM_SUBSCRIPTIONS,
+        /** SSE comment / WS ping interval */
+        heartbeatMs: e.AEP_STREAM_HEARTBEAT_MS,
+        /** events one POST /events may carry */
+        ingestMaxEvents: e.AEP_INGEST_MAX_EVENTS,
+      },
+      /** the relay this daemon connects out to as an emitter (AEP_RELAY_URL) */
+      ...(e.AEP_RELAY_URL !== undefined ? { relay: { url: e.AEP_RELAY_URL, outbox: e.AEP_RELAY_OUTBOX } } : {}),
       /** opt-in: where raw envelopes are recorded (content-bearing) */
       ...(e.AEP_RECORD_DIR !== undefined ? { recordDir: e.AEP_RECORD_DIR } : {}),
     };

@@ -110,3 +110,12 @@ export const httpUrl = setting('an http:// or https:// URL', (raw) => {
     return undefined;
   }
 });
+
+/** A ws:// or wss:// URL (kept as written): where the relay link connects. */
+export const wsUrl = setting('a ws:// or wss:// URL', (raw) => {
+  try {
+    return ['ws:', 'wss:'].includes(new URL(raw).protocol) ? raw : undefined;
+  } catch {
+    return undefined;
+  }
+});

@@ -1,0 +1,171 @@
+import { RecencyMap, RecencySet } from '../util/recency-map.js';
+import { ceilingLine } from './ceiling.js';
+import type { EventFilter } from './hub-types.js';
+import { Ring, RingList, type Held } from './hub/ring.js';
+import { comparePosition, dedupeKey, type Position, type WireEvent } from './wire.js';
+
+export interface ReplayBufferOptions {
+  /** events held per session (and in the agent-scoped lane) */
+  readonly buffer: number;
+  /** sessions held; the least recently active is evicted whole */
+  readonly sessions: number;
+  /** bytes of lines held over everything */
+  readonly maxBytes: number;
+  /** evicted `(source, id)` keys still remembered for admission dedupe (default: buffer × sessions, within 1,024 to 100,000) */
+  readonly forget?: number;
+}
+
+/** One step of a replay: an event, or the AEP-0003 §5 `replay-exhausted` notice before a session's events. */
+export type ReplayStep = { readonly w: WireEvent } | { readonly exhausted: { readonly session: string; readonly earliest: { epoch: number; seq: number } } };
+
+type Pos = { epoch: number; seq: number };
+const hasSeq = (w: WireEvent): w is WireEvent & { seq: number } => w.seq !== undefined;
+
+/**
+ * The bounded replay buffer of AEP-0003 §5: per-session rings keyed by bare
+ * `session` (AEP-0001 §5.2), agent-scoped events in one ring of their own,
+ * the least recently active session evicted whole past `sessions`, the oldest
+ * events evicted past `buffer` per session or `maxBytes` overall. Admission
+ * dedupes on `(source, id)` (AEP-0001 §7.4) over everything held plus a
+ * bounded memory of evicted keys.
+ */
+export class ReplayBuffer {
+  private readonly rings = new Map<string, Ring>();
+  private readonly recency = new RingList();
+  private readonly agentRing = new Ring(undefined);
+  private readonly held = new Set<string>();
+  private readonly forgotten: RecencySet<string>;
+  /** the highest evicted position of the last max(1,024, sessions) sessions evicted whole: a later resume still learns it lost events */
+  private readonly lostSessions: RecencyMap<string, Pos>;
+  private arrivals = 0;
+  private bytes = 0;
+  private events = 0;
+  evicted = 0;
+
+  constructor(private readonly o: ReplayBufferOptions) {
+    this.forgotten = new RecencySet(Math.max(1, o.forget ?? Math.max(1024, Math.min(o.buffer * o.sessions, 100_000))));
+    this.lostSessions = new RecencyMap(Math.max(1024, o.sessions));
+  }
+
+  knows(w: Pick<WireEvent, 'source' | 'id'>): boolean {
+    const k = dedupeKey(w);
+    return this.held.has(k) || this.forgotten.has(k);
+  }
+
+  /** Hold `w` unless its `(source, id)` is known: false for a duplicate. */
+  admit(w: WireEvent): boolean {
+    const key = dedupeKey(w);
+    if (this.held.has(key) || this.forgotten.has(key)) return false;
+    const h: Held = { w, n: this.arrivals++, bytes: ceilingLine(w).bytes };
+    const ring = w.session === undefined ? this.agentRing : this.ringOf(w.session);
+    ring.push(h);
+    this.held.add(key);
+    this.events++;
+    this.bytes += h.bytes;
+    if (w.origin === 'own') {
+      ring.own = true;
+      if (w.type === 'session.ended') ring.ended = true;
+    }
+    if (ring.length > this.o.buffer) this.evictOne(ring);
+    if (this.rings.size > this.o.sessions) this.evictSession(this.recency.oldest!);
+    while (this.bytes > this.o.maxBytes && this.events > 0) this.evictOldest();
+    return true;
+  }
+
+  private ringOf(session: string): Ring {
+    let r = this.rings.get(session);
+    if (!r) {
+      r = new Ring(session);
+      r.lost = this.lostSessions.get(session);
+      this.lostSessions.delete(session);
+      this.rings.set(session, r);
+    }
+    this.recency.touch(r);
+    return r;
+  }
+
+  private evictOne(ring: Ring): void {
+    const h = ring.shift();
+    if (!h) return;
+    this.events--;
+    this.evicted++;
+    this.bytes -= h.bytes;
+    const key = dedupeKey(h.w);
+    this.held.delete(key);
+    this.forgotten.add(key);
+    if (hasSeq(h.w) && (ring.lost === undefined || comparePosition(h.w, ring.lost) > 0)) ring.lost = { epoch: h.w.epoch, seq: h.w.seq };
+    if (ring.length === 0 && ring.session !== undefined) this.dropRing(ring);
+  }
+
+  private evictSession(ring: Ring): void {
+    while (ring.length > 0) this.evictOne(ring);
+  }
+
+  private dropRing(ring: Ring): void {
+    const session = ring.session!;
+    this.rings.delete(session);
+    this.recency.remove(ring);
+    if (ring.lost) this.lostSessions.set(session, ring.lost);
+  }
+
+  /** Past `maxBytes`: the older of the least recently active session's oldest event and the agent lane's oldest. */
+  private evictOldest(): void {
+    const s = this.recency.oldest;
+    const a = this.agentRing.peek();
+    if (s && (!a || s.peek()!.n < a.n)) this.evictOne(s);
+    else this.evictOne(this.agentRing);
+  }
+
+  /**
+   * What a subscription replays, in order (AEP-0003 §5, §7). For positions:
+   * per position, `exhausted` first when an event after it was evicted, then
+   * the session's held events strictly after it, with its seq-less events
+   * that arrived after the position's event (or every held one when that
+   * event is not held); an unknown session replays nothing. For `all`: every
+   * held event, agent lane included, in arrival order, never `exhausted`.
+   */
+  plan(from: readonly Position[] | 'all', filter: EventFilter): ReplayStep[] {
+    const out: ReplayStep[] = [];
+    if (from === 'all') {
+      const all: Held[] = [...this.agentRing];
+      for (const r of this.rings.values()) for (const h of r) all.push(h);
+      all.sort((x, y) => x.n - y.n);
+      for (const h of all) if (filter(h.w)) out.push({ w: h.w });
+      return out;
+    }
+    for (const p of from) {
+      const ring = this.rings.get(p.session);
+      const lost = ring ? ring.lost : this.lostSessions.get(p.session);
+      if (lost && comparePosition(lost, p) > 0) out.push({ exhausted: { session: p.session, earliest: earliestAfter(ring, lost) } });
+      if (!ring) continue;
+      let cutoff = -1;
+      for (const h of ring) if (hasSeq(h.w) && comparePosition(h.w, p) <= 0) cutoff = Math.max(cutoff, h.n);
+      for (const h of ring) {
+        const after = hasSeq(h.w) ? comparePosition(h.w, p) > 0 : h.n > cutoff;
+        if (after && filter(h.w)) out.push({ w: h.w });
+      }
+    }
+    return out;
+  }
+
+  ownSessions(): string[] {
+    const out: string[] = [];
+    for (const r of this.rings.values()) if (r.own && !r.ended) out.push(r.session!);
+    return out;
+  }
+
+  isOwnSession(session: string): boolean {
+    return this.rings.get(session)?.own === true;
+  }
+
+  stats(): { sessions: number; events: number; bytes: number; evicted: number } {
+    return { sessions: this.rings.size, events: this.events, bytes: this.bytes, evicted: this.evicted };
+  }
+}
+
+/** The earliest held position of a session (what replay resumes from), else the one right after what was lost. */
+function earliestAfter(ring: Ring | undefined, lost: Pos): Pos {
+  let min: Pos | undefined;
+  if (ring) for (const h of ring) if (hasSeq(h.w) && (min === undefined || comparePosition(h.w, min) < 0)) min = { epoch: h.w.epoch, seq: h.w.seq };
+  return min ?? { epoch: lost.epoch, seq: lost.seq + 1 };
+}

@@ -138,8 +138,16 @@ export class ReplayBuffer {
       const lost = ring ? ring.lost : this.lostSessions.get(p.session);
       if (lost && comparePosition(lost, p) > 0) out.push({ exhausted: { session: p.session, earliest: earliestAfter(ring, lost) } });
       if (!ring) continue;
+      // seq-less events count from the arrival of the position's own event (else the latest held one at or before it)
       let cutoff = -1;
-      for (const h of ring) if (hasSeq(h.w) && comparePosition(h.w, p) <= 0) cutoff = Math.max(cutoff, h.n);
+      let exact = -1;
+      for (const h of ring) {
+        if (!hasSeq(h.w)) continue;
+        const c = comparePosition(h.w, p);
+        if (c === 0) exact = h.n;
+        else if (c < 0) cutoff = Math.max(cutoff, h.n);
+      }
+      if (exact >= 0) cutoff = exact;
       for (const h of ring) {
         const after = hasSeq(h.w) ? comparePosition(h.w, p) > 0 : h.n > cutoff;
         if (after && filter(h.w)) out.push({ w: h.w });

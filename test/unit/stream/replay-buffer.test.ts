@@ -58,6 +58,15 @@ describe('AEP-0003 §5 replay buffer', () => {
     expect(exhausted(b.plan([{ session: 's', epoch: 0, seq: 0 }], all))).toEqual([]);
   });
 
+  it("AEP-0003 §7 seq-less events count from the arrival of the position's own event, even after a late backfill", () => {
+    const b = buf();
+    const [s1, s3, routed, s2] = [ev('s', 1), ev('s', 3), ev('s', undefined, { type: 'attention.routed' }), ev('s', 2)];
+    for (const w of [s1, s3, routed, s2]) b.admit(w);
+    expect(events(b.plan([{ session: 's', epoch: 0, seq: 1 }], all))).toEqual([s3, routed, s2]);
+    expect(events(b.plan([{ session: 's', epoch: 0, seq: 2 }], all))).toEqual([s3]);
+    expect(events(b.plan([{ session: 's', epoch: 0, seq: 3 }], all))).toEqual([routed]);
+  });
+
   it('AEP-0003 §5 replay-exhausted exactly when an event after the position was evicted', () => {
     const b = buf({ buffer: 3 });
     for (let i = 0; i < 6; i++) b.admit(ev('s', i));

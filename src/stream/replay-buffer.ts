@@ -1,6 +1,7 @@
 import { RecencyMap, RecencySet } from '../util/recency-map.js';
 import { ceilingLine } from './ceiling.js';
 import type { EventFilter } from './hub-types.js';
+import { mergeByArrival } from './hub/merge.js';
 import { Ring, RingList, type Held } from './hub/ring.js';
 import { comparePosition, dedupeKey, type Position, type WireEvent } from './wire.js';
 
@@ -127,10 +128,7 @@ export class ReplayBuffer {
   plan(from: readonly Position[] | 'all', filter: EventFilter): ReplayStep[] {
     const out: ReplayStep[] = [];
     if (from === 'all') {
-      const all: Held[] = [...this.agentRing];
-      for (const r of this.rings.values()) for (const h of r) all.push(h);
-      all.sort((x, y) => x.n - y.n);
-      for (const h of all) if (filter(h.w)) out.push({ w: h.w });
+      for (const h of mergeByArrival([this.agentRing, ...this.rings.values()], (x) => filter(x.w))) out.push({ w: h.w });
       return out;
     }
     for (const p of from) {

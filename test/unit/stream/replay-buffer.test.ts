@@ -182,6 +182,9 @@ describe('replay buffer properties', () => {
         for (const w of held) per.set(w.session, (per.get(w.session) ?? 0) + 1);
         for (const n of per.values()) expect(n).toBeLessThanOrEqual(cfg.buffer);
         expect(new Set(held.map((w) => w.id)).size).toBe(held.length);
+        // "all" replays in arrival order across sessions and the agent lane
+        const heldSet = new Set(held);
+        expect(held).toEqual(admitted.filter((w) => heldSet.has(w)));
         for (const w of held) expect(b.knows(w)).toBe(true);
         // the last 1,024 evicted keys at least are remembered: re-publishing them is still a duplicate
         for (const w of admitted.slice(-1024)) expect(b.knows(w)).toBe(true);

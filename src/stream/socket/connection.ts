@@ -15,6 +15,8 @@ export interface SocketCounters {
   commands_refused: number;
   kicked: number;
   heartbeat_timeouts: number;
+  /** times an emitter's socket stopped being read while its events waited for the history */
+  read_pauses: number;
 }
 
 export interface ConnectionContext {
@@ -25,6 +27,8 @@ export interface ConnectionContext {
 
 /** Heartbeat intervals a peer may stay silent before it is dropped (AEP-0003 §3.5 item 5). */
 export const MISSED_LIMIT = 3;
+/** Events of one connection waiting for the history: past this the socket stops being read until half have settled. */
+export const MAX_INFLIGHT = 256;
 
 /** WS close reasons are at most 123 bytes. */
 const closeReason = (s: string) => (Buffer.byteLength(s) <= 120 ? s : s.slice(0, 60));
@@ -40,6 +44,7 @@ export class Connection implements Claimant {
   private peerInfo?: Peer;
   private missed = 0;
   private ingestChain: Promise<void> = Promise.resolve();
+  private inflight = 0;
   private drainWaiters: (() => void)[] = [];
   private readonly subs: SubscriptionSet;
   /** settles once the WebSocket is closed (handshake done or dropped) */
@@ -80,7 +85,7 @@ export class Connection implements Claimant {
 
   /** one heartbeat interval passed (AEP-0003 §3.5 item 5): ping, or drop a peer silent for too long */
   tick(): void {
-    if (this.state === 'closing') return;
+    if (this.state === 'closing' || this.ws.isPaused) return; // not reading it (history backpressure): its silence is ours
     if (this.missed >= MISSED_LIMIT) {
       this.ctx.counters.heartbeat_timeouts += 1;
       this.ws.terminate();
@@ -237,11 +242,23 @@ export class Connection implements Claimant {
 
   /** ingest in arrival order on this connection; a refusal is answered, correlated to the event */
   private persist(w: WireEvent): void {
+    this.inflight += 1;
+    if (this.inflight > MAX_INFLIGHT && !this.ws.isPaused) {
+      this.ctx.counters.read_pauses += 1;
+      this.ws.pause();
+    }
     this.ingestChain = this.ingestChain
       .then(async () => {
         const out = await this.ctx.deps.ingress.ingest([w]);
         if (out.status === 'refused') this.send(errorFrame('unavailable', 'the history refused the event; retry later', { cause: w.id }));
       })
-      .catch(() => this.send(errorFrame('unavailable', 'the event could not be taken; retry later', { cause: w.id })));
+      .catch(() => this.send(errorFrame('unavailable', 'the event could not be taken; retry later', { cause: w.id })))
+      .finally(() => {
+        this.inflight -= 1;
+        if (this.ws.isPaused && this.inflight <= MAX_INFLIGHT / 2) {
+          this.missed = 0;
+          this.ws.resume();
+        }
+      });
   }
 }

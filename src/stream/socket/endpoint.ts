@@ -47,7 +47,15 @@ export function createSocketEndpoint(deps: SocketDeps): SocketEndpoint {
   const wss = new WebSocketServer({ noServer: true, maxPayload: deps.maxFrameBytes, perMessageDeflate: false, clientTracking: false });
   const conns = new Set<Connection>();
   const claims = new ClaimRegistry();
-  const counters: SocketCounters = { events_in: 0, events_invalid: 0, commands_forwarded: 0, commands_refused: 0, kicked: 0, heartbeat_timeouts: 0 };
+  const counters: SocketCounters = {
+    events_in: 0,
+    events_invalid: 0,
+    commands_forwarded: 0,
+    commands_refused: 0,
+    kicked: 0,
+    heartbeat_timeouts: 0,
+    read_pauses: 0,
+  };
   const refused = { path: 0, host: 0, auth: 0 };
   let accepted = 0;
   let stopping = false;

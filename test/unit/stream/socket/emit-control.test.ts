@@ -173,3 +173,20 @@ describe('socket endpoint: commands (AEP-0004 §4)', () => {
     expect(rig.ingress.taken.some((w) => w.type.startsWith('control.'))).toBe(false);
   });
 });
+
+describe('socket endpoint: emitter backpressure', () => {
+  it('an emitter outpacing the history stops being read, then resumes with every event taken in order', async () => {
+    rig = await startRig({ token: TOKEN });
+    let open_: () => void = () => undefined;
+    rig.ingress.gate = new Promise((r) => (open_ = r));
+    const e = await open(authed(), hello('emitter'));
+    for (let i = 0; i < 600; i++) e.send(event('s_fast', i, i === 0 ? 'session.started' : 'progress.status'));
+    await waitFor('the read pause', () => rig!.endpoint.stats()['read_pauses']! >= 1 || undefined);
+    expect(rig.ingress.taken).toHaveLength(0);
+    open_();
+    await waitFor('600 ingested', () => rig!.ingress.taken.length === 600 || undefined);
+    expect(rig.ingress.taken.map((w) => w.seq)).toEqual(Array.from({ length: 600 }, (_, i) => i));
+    await e.sync();
+    expect(e.closed).toBeUndefined();
+  });
+});

@@ -94,8 +94,11 @@ export class FakeHub implements StreamHubApi {
 export class FakeIngress implements Ingress {
   readonly taken: WireEvent[] = [];
   refuse = false;
+  /** while set, every ingest waits for it (a slow history) */
+  gate?: Promise<void>;
   constructor(private readonly hub: FakeHub) {}
   async ingest(events: readonly WireEvent[]): Promise<IngestOutcome> {
+    await this.gate;
     if (this.refuse) return { status: 'refused', reason: 'disk full' };
     this.taken.push(...events);
     this.hub.publish(events);

@@ -1,6 +1,7 @@
 import { chmod } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
 import { tagTransport, type Transport } from './request-guard.js';
 
 export interface ListenPlan {
@@ -19,12 +20,28 @@ export interface Listening {
 }
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
+/** An HTTP upgrade request (the `/socket` WebSocket binding); it owns `socket` from then on. */
+export type UpgradeHandler = (req: IncomingMessage, socket: Duplex, head: Buffer) => void;
 
-function serve(handler: Handler, transport: Transport): Server {
-  return createServer((req, res) => {
+/** Upgraded sockets leave the server's HTTP connection tracking: each server keeps its own, to drop at close. */
+const upgraded = new WeakMap<Server, Set<Duplex>>();
+
+function serve(handler: Handler, transport: Transport, upgrade?: UpgradeHandler): Server {
+  const server = createServer((req, res) => {
     tagTransport(req, transport);
     handler(req, res);
   });
+  if (upgrade) {
+    const live = new Set<Duplex>();
+    upgraded.set(server, live);
+    server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+      tagTransport(req, transport);
+      live.add(socket);
+      socket.once('close', () => live.delete(socket));
+      upgrade(req, socket, head);
+    });
+  }
+  return server;
 }
 
 function listenOn(server: Server, opts: { path: string } | { host: string; port: number }): Promise<void> {
@@ -39,7 +56,10 @@ function listenOn(server: Server, opts: { path: string } | { host: string; port:
 
 function closeServer(server: Server, graceMs: number): Promise<void> {
   return new Promise((resolve) => {
-    const timer = setTimeout(() => server.closeAllConnections(), graceMs);
+    const timer = setTimeout(() => {
+      server.closeAllConnections();
+      for (const s of upgraded.get(server) ?? []) s.destroy();
+    }, graceMs);
     timer.unref();
     server.close(() => {
       clearTimeout(timer);
@@ -53,15 +73,16 @@ function closeServer(server: Server, graceMs: number): Promise<void> {
  * Open the daemon's listeners around one request handler (fastify's
  * `routing`): the Unix socket, created owner-only (bound under umask 077 so
  * no other user can connect even for an instant, then chmod 0600), and TCP
- * when configured. Each request is tagged with the listener it came from.
+ * when configured. Each request is tagged with the listener it came from,
+ * upgrade requests too (passed to `upgrade` when given).
  */
-export async function openListeners(handler: Handler, plan: ListenPlan): Promise<Listening> {
+export async function openListeners(handler: Handler, plan: ListenPlan, upgrade?: UpgradeHandler): Promise<Listening> {
   const servers: Server[] = [];
   const closeAll = (graceMs = 3_000) => Promise.all(servers.map((s) => closeServer(s, graceMs))).then(() => undefined);
   try {
     let url: string | undefined;
     if (plan.socket) {
-      const s = serve(handler, 'unix');
+      const s = serve(handler, 'unix', upgrade);
       servers.push(s);
       // the bind itself happens synchronously inside listen(), under this mask
       const previous = process.umask(0o077);
@@ -75,7 +96,7 @@ export async function openListeners(handler: Handler, plan: ListenPlan): Promise
       await chmod(plan.socket, 0o600);
     }
     if (plan.tcp) {
-      const s = serve(handler, 'tcp');
+      const s = serve(handler, 'tcp', upgrade);
       servers.push(s);
       await listenOn(s, plan.tcp);
       const port = (s.address() as AddressInfo).port;

@@ -10,6 +10,8 @@ import type { TraceSampler } from './sampler.js';
 import { SpanBuilder, type SpanCtx } from './span-builder.js';
 import type { SpanContextSource } from './span-context-stage.js';
 import { SpanExport } from './span-export.js';
+import { ForeignSpans } from './foreign-spans.js';
+import type { WireEvent } from '../../src/stream/wire.js';
 
 export interface MirrorOptions {
   readonly config: OtelConfig;
@@ -32,6 +34,8 @@ export interface MirrorOptions {
 export class OtelMirror implements EventSink, SpanContextSource {
   readonly name = 'otel';
   readonly builder: SpanBuilder;
+  /** other emitters' events (the stream's ingest): a builder of their own, keyed by `(source, session)` */
+  private readonly foreign: ForeignSpans;
   private readonly export: SpanExport;
   private readonly deferred: DeferredState;
   private readonly now: () => number;
@@ -42,7 +46,9 @@ export class OtelMirror implements EventSink, SpanContextSource {
   private started = false;
 
   constructor(private readonly opts: MirrorOptions) {
-    this.builder = new SpanBuilder({ sampler: opts.sampler, ceiling: opts.config.ceiling, maxOpenUnits: opts.config.maxOpenUnits });
+    const builderOpts = { sampler: opts.sampler, ceiling: opts.config.ceiling, maxOpenUnits: opts.config.maxOpenUnits };
+    this.builder = new SpanBuilder(builderOpts);
+    this.foreign = new ForeignSpans(builderOpts);
     this.export = new SpanExport(opts);
     // the start-up sweep (see start) runs once the restored units are all in
     this.deferred = new DeferredState(
@@ -66,6 +72,7 @@ export class OtelMirror implements EventSink, SpanContextSource {
     this.timer = setInterval(() => {
       this.deferred.settle();
       this.export.enqueue(this.builder.sweep(this.now(), this.opts.config.idleMs));
+      this.export.enqueue(this.foreign.sweep(this.now(), this.opts.config.idleMs));
     }, every);
     this.timer.unref();
     this.export.start();
@@ -81,6 +88,11 @@ export class OtelMirror implements EventSink, SpanContextSource {
     const { ctx, finished } = this.builder.accept(ev);
     this.export.enqueue(finished);
     return ctx;
+  }
+
+  /** One ingested event (never changed: no `traceparent` is stamped on it); the spans it finishes go to export. */
+  mirrorForeign(w: WireEvent): void {
+    this.export.enqueue(this.foreign.accept(w));
   }
 
   /** The events already went through `assign`, in the stage before the bus. */
@@ -162,6 +174,7 @@ export class OtelMirror implements EventSink, SpanContextSource {
     return {
       exporter: this.opts.config.exporter,
       open_units: this.builder.openUnits,
+      foreign_open_units: this.foreign.openUnits,
       spans_finished: this.builder.counters.finished,
       spans_incomplete: this.builder.counters.incomplete,
       ...this.export.stats(),

@@ -7,7 +7,9 @@ import { DriftWatch } from './drift.js';
 import type { EnvelopeRecorder } from './envelope-recorder.js';
 import type { Logger } from './diagnostics.js';
 import { HookPipeline, type EventStage } from './pipeline.js';
-import { buildServer } from './server.js';
+import { buildServer, type ServerDeps } from './server.js';
+import type { AepEvent } from '../aep/event.js';
+import type { Degradation } from '../sinks/health-latch.js';
 import type { RequestGuard } from '../transport/request-guard.js';
 import type { DropReports } from '../transport/drop-report.js';
 import { SpoolIngest } from './spool-ingest.js';
@@ -38,6 +40,12 @@ export interface HookAppOptions {
    * (a previous process died between writing them and deleting the file).
    */
   readonly spool?: { readonly dir: string; readonly seen?: Set<string> };
+  /** hears each hook's events once their durable write settled (the stream hub; pipeline.ts) */
+  readonly settled?: (events: readonly AepEvent[]) => void;
+  /** more of the server's wiring (the stream routes, once they exist: `{ stream }`) */
+  readonly server?: Partial<ServerDeps>;
+  /** what else cannot do its job right now (the ingest log), besides the bus's sinks */
+  readonly degraded?: () => Degradation[];
 }
 
 export interface HookApp {
@@ -58,7 +66,15 @@ export function createHookApp(o: HookAppOptions): HookApp {
   const bus = new EventBus();
   for (const s of o.sinks) bus.add(s);
   const drift = new DriftWatch(o.log);
-  const pipeline = new HookPipeline({ policy: o.policy, identity: o.identity, ...(o.stamp ? { stamp: o.stamp } : {}), bus, drift, log: o.log });
+  const pipeline = new HookPipeline({
+    policy: o.policy,
+    identity: o.identity,
+    ...(o.stamp ? { stamp: o.stamp } : {}),
+    bus,
+    drift,
+    log: o.log,
+    ...(o.settled ? { settled: o.settled } : {}),
+  });
   const recorder = o.recorder;
   const spoolOpts = o.spool;
   const spool = spoolOpts
@@ -79,6 +95,7 @@ export function createHookApp(o: HookAppOptions): HookApp {
       })
     : undefined;
   const app = buildServer({
+    ...o.server,
     pipeline,
     ...(recorder ? { recorder } : {}),
     maxBodyBytes: o.maxBodyBytes,
@@ -87,7 +104,7 @@ export function createHookApp(o: HookAppOptions): HookApp {
     ...(o.guard ? { guard: o.guard } : {}),
     ...(o.dropReports ? { dropReports: o.dropReports } : {}),
     log: o.log,
-    degraded: () => bus.degraded(),
+    degraded: () => [...bus.degraded(), ...(o.degraded?.() ?? [])],
     health: () => ({
       ...o.health?.(),
       hooks: pipeline.hooks,
@@ -95,6 +112,7 @@ export function createHookApp(o: HookAppOptions): HookApp {
       hooks_refused: pipeline.refused,
       hooks_retained: pipeline.retained,
       hooks_lost: pipeline.lost,
+      ...(pipeline.settleErrors ? { settle_errors: pipeline.settleErrors } : {}),
       ...(o.stamp?.errors ? { stamp_errors: o.stamp.errors } : {}),
       sessions_active: o.identity.activeSessions,
       identity: o.identity.counters,

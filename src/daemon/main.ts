@@ -22,6 +22,8 @@ import { DropReports } from '../transport/drop-report.js';
 import { ensureHookToken, HookTokenError } from '../transport/hook-token.js';
 import { openListeners } from '../transport/listeners.js';
 import { prepareSocketPath, SocketInUseError } from '../transport/unix-socket.js';
+import { wireStream, type StreamFactories, type StreamWiring } from './stream-wiring.js';
+import { streamFactories } from './stream-factories.js';
 
 export const VERSION = '0.1.0';
 /** what the log sink's final writes and fdatasync may take at shutdown (the whole stop is bounded by the sum below) */
@@ -70,11 +72,17 @@ export interface RunningDaemon {
   readonly bus: EventBus;
   /** the hook path behind POST /hook (the memory benchmark drives it in process) */
   readonly pipeline: HookPipeline;
+  /** the native AEP stream (hub, ingest), when its parts are wired */
+  readonly stream?: StreamWiring;
   close(): Promise<void>;
 }
 
 /** Wire the daemon from its settings and start listening. */
-export async function startDaemon({ config, otel }: Settings, log: Logger): Promise<RunningDaemon> {
+export async function startDaemon(
+  { config, otel }: Settings,
+  log: Logger,
+  factories: StreamFactories | undefined = streamFactories,
+): Promise<RunningDaemon> {
   // Before anything touches the state: a daemon already answering on this socket keeps it.
   const transport = await prepareTransport(config, log);
   const epoch = await bumpEpoch(config.stateDir);
@@ -140,6 +148,11 @@ export async function startDaemon({ config, otel }: Settings, log: Logger): Prom
   if (recorder) log.warn('recording raw hermes envelopes (content-bearing) because AEP_RECORD_DIR is set', { dir: config.recordDir });
   // an unwritable or full log dir shows (degraded, one stderr line, hooks refused) from the start
   await history.start();
+  // the replay buffer refilled from the history (all agents) before anyone can subscribe
+  const stream = factories
+    ? await wireStream({ config, guard: transport.guard, ...(mirror ? { mirror } : {}), factories, log })
+    : undefined;
+  if (stream) log.info('stream buffer rebuilt', { ...stream.rebuilt });
   const started = Date.now();
   const dropReports = new DropReports();
   const { app, bus, pipeline, spool } = createHookApp({
@@ -162,8 +175,10 @@ export async function startDaemon({ config, otel }: Settings, log: Logger): Prom
       capture: { ceiling: config.policy.ceiling, ...config.policy.categories },
       transport: { socket: config.socket ?? null, tcp: late.tcpUrl ?? null, ...transport.guard.stats(), plugin: dropReports.stats() },
       snapshot: snapshot.healthz(),
+      ...(stream ? { stream: stream.healthz() } : {}),
     }),
     spool: { dir: path.join(config.stateDir, 'spool'), seen: spooledSeen },
+    ...(stream ? { settled: (events) => stream.own(events), server: stream.server, degraded: () => stream.degraded() } : {}),
   });
   late.spool = spool;
   // fastify's own server stays unbound: the listeners feed its router, tagging each request's transport
@@ -171,8 +186,10 @@ export async function startDaemon({ config, otel }: Settings, log: Logger): Prom
   const listening = await openListeners((req, res) => app.routing(req, res), {
     ...(config.socket ? { socket: config.socket } : {}),
     ...(config.port !== undefined ? { tcp: { host: config.host, port: config.port } } : {}),
+    ...stream?.listen,
   }).catch(async (err: unknown) => {
     await app.close();
+    await stream?.close('daemon failed to start');
     await bus.shutdown();
     throw err;
   });
@@ -193,8 +210,11 @@ export async function startDaemon({ config, otel }: Settings, log: Logger): Prom
     epoch,
     bus,
     pipeline,
+    ...(stream ? { stream } : {}),
     close: () =>
       (closing ??= (async () => {
+        // subscribers first: an open SSE response or WebSocket would hold the listeners' grace
+        stream?.hub.close('daemon stopping');
         // the spool first: stop after the file in hand, so closing never waits on a drain
         await Promise.all([
           spool?.close(),
@@ -204,6 +224,7 @@ export async function startDaemon({ config, otel }: Settings, log: Logger): Prom
           })(),
         ]);
         await recorder?.flush();
+        await stream?.close('daemon stopping');
         await bus.shutdown();
         // the log is flushed and nothing else arrives: the snapshot the next start reads
         await snapshot.close();

@@ -28,6 +28,12 @@ export interface PipelineOptions {
   readonly drift: DriftWatch;
   readonly clock?: () => Date;
   readonly log?: Logger;
+  /**
+   * Hears a hook's events once their durable write settled (the stream hub
+   * publishes them then, never before the history holds them): at once when
+   * recorded, once written when retained; never for events given up.
+   */
+  readonly settled?: (events: readonly AepEvent[]) => void;
 }
 
 /**
@@ -64,11 +70,23 @@ export class HookPipeline {
   retained = 0;
   /** hooks processed whose events (some or all) were given up */
   lost = 0;
+  /** `settled` listeners that threw (counted; the hook was answered) */
+  settleErrors = 0;
 
   private readonly clock: () => Date;
 
   constructor(private readonly o: PipelineOptions) {
     this.clock = o.clock ?? (() => new Date());
+  }
+
+  private settle(events: readonly AepEvent[]): void {
+    if (!this.o.settled || events.length === 0) return;
+    try {
+      this.o.settled(events);
+    } catch {
+      // the stream is a view of the history: a fault there never costs the hook its answer
+      this.settleErrors++;
+    }
   }
 
   /**
@@ -112,10 +130,12 @@ export class HookPipeline {
         this.retained++;
         const written = (r.finalLost ?? Promise.resolve(0)).then((lost) => {
           if (lost > 0) this.lost++;
+          else this.settle(events);
           return lost === 0;
         });
         return { status: 'retained', events, reason, written };
       }
+      this.settle(events);
       return { status: 'recorded', events };
     });
   }

@@ -1,4 +1,5 @@
 import { mkdir, type open } from 'node:fs/promises';
+import path from 'node:path';
 import { LRUCache } from 'lru-cache';
 import type { Logger } from '../../daemon/diagnostics.js';
 import { openForAppend, type HistoryFile } from './history-file.js';
@@ -43,9 +44,12 @@ export class HandlePool {
 
   /** Open `f` for append; a file that ends in a torn line (a crash or power loss mid-write) is cut back first. */
   async acquire(f: HistoryFile): Promise<void> {
-    await mkdir(this.dir, { recursive: true, mode: 0o700 });
+    const dir = path.dirname(f.path);
+    const made = await mkdir(dir, { recursive: true, mode: 0o700 });
+    // a directory made below the sink's own (a foreign agent's): its entry must reach the disk too
+    if (made !== undefined && dir !== this.dir) this.sync.created(dir);
     const o = await openForAppend(this.openFn, f.path);
-    if (o.created) this.sync.dir.gen++;
+    if (o.created) this.sync.created(f.path);
     if (o.repaired > 0) {
       this.repaired++;
       this.log.warn('a session log ended in a torn line: cut back to its last complete line', { bytes: o.repaired });

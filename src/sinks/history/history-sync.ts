@@ -1,4 +1,5 @@
 import { open, type FileHandle } from 'node:fs/promises';
+import path from 'node:path';
 
 /**
  * Changes to one file (or directory) and how many of them the last finished
@@ -65,6 +66,8 @@ export class HistorySync {
   fsyncs = 0;
   /** files created, and how many of them the last directory fsync covered */
   readonly dir = new SyncPoint();
+  /** the directories whose entries changed since the last directory fsync (the sink's own when none is named) */
+  private readonly dirs = new Set<string>();
 
   constructor(
     private readonly path: string,
@@ -95,17 +98,28 @@ export class HistorySync {
     void this.directory();
   }
 
+  /** A file (or directory) was created: its parent directory's entry must reach the disk. */
+  created(file: string): void {
+    this.dirs.add(path.dirname(file));
+    this.dir.gen++;
+  }
+
   async directory(): Promise<void> {
     await this.dir.settle(async () => {
+      const dirs = this.dirs.size > 0 ? [...this.dirs] : [this.path];
+      this.dirs.clear();
       try {
-        const d = await open(this.path, 'r');
-        try {
-          await d.sync();
-        } finally {
-          await d.close();
+        for (const dir of dirs) {
+          const d = await open(dir, 'r');
+          try {
+            await d.sync();
+          } finally {
+            await d.close();
+          }
         }
         return true;
       } catch {
+        for (const dir of dirs) this.dirs.add(dir);
         return false;
       }
     });

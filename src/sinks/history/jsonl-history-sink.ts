@@ -11,22 +11,14 @@ import { HistoryLedger } from './history-ledger.js';
 import { HistorySync } from './history-sync.js';
 import { PendingWrite } from './pending-write.js';
 import { probeWrite, WriteProbe } from './write-probe.js';
+import { insideDir, type JsonlHistorySinkOptions } from './sink-options.js';
 
 /** one group write carries at most this much (a backlog is written in several) */
 const MAX_GROUP_BYTES = 8 * 1024 * 1024;
 /** while writes fail, how often a probe checks whether the history dir takes writes again */
 export const PROBE_INTERVAL_MS = 500;
 
-export interface JsonlHistorySinkOptions {
-  /** bytes waiting for the disk, at most (one line at capture full can be a whole tool result) */
-  readonly maxBytes?: number;
-  /** fdatasync every file written within this many ms; 0 = before each group is acknowledged */
-  readonly fsyncIntervalMs?: number;
-  readonly log?: Logger;
-  readonly probeIntervalMs?: number;
-  /** how files are opened (tests inject faults here); `fs/promises` open by default */
-  readonly open?: typeof open;
-}
+export type { JsonlHistorySinkOptions } from './sink-options.js';
 
 /**
  * The durable stream (AEP-0003 §3.1): `{root}/hermes/{session}.jsonl`, one
@@ -53,6 +45,7 @@ export class JsonlHistorySink implements EventSink {
   readonly name = 'log';
   readonly durable = true;
   private readonly dir: string;
+  private readonly nested: boolean;
   /** every file with a handle or waiting lines */
   private readonly files = new Map<string, HistoryFile>();
   /** the files' write loops (one per file at a time): its `onIdle` is the flush */
@@ -79,7 +72,8 @@ export class JsonlHistorySink implements EventSink {
     private readonly queueMax: number,
     opts: JsonlHistorySinkOptions = {},
   ) {
-    this.dir = path.resolve(root, 'hermes');
+    this.dir = path.resolve(root, opts.subdir ?? 'hermes');
+    this.nested = opts.nested ?? false;
     this.maxBytes = opts.maxBytes ?? 256 * 1024 * 1024;
     this.fsyncIntervalMs = opts.fsyncIntervalMs ?? 1_000;
     this.openFn = opts.open ?? open;
@@ -123,12 +117,16 @@ export class JsonlHistorySink implements EventSink {
       this.ledger.count.dropped += events.length;
       return Promise.resolve({ written: 0, retained: 0, lost: events.length, reason: 'closed' });
     }
-    const byFile = linesByFile(this.dir, events);
+    return this.writeLines(linesByFile(this.dir, events));
+  }
+
+  /** Lines (each ending in '\n') by file, every file inside this sink's directory; settles like `write`. */
+  writeLines(byFile: ReadonlyMap<string, readonly string[]>): Promise<WriteOutcome> {
     return new Promise((resolve) => {
       const hook = new PendingWrite(byFile.size, byFile.size, resolve);
       for (const [file, lines] of byFile) {
         // Belt and braces: the encoded name can never leave the history dir.
-        if (path.dirname(file) !== this.dir) {
+        if (!insideDir(this.dir, file, this.nested)) {
           this.ledger.count.dropped += lines.length;
           hook.answer(lines.length, 'lost', 'log path escaped the log dir');
           hook.finish(lines.length, false);

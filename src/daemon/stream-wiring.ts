@@ -1,0 +1,153 @@
+import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
+import type { AepEvent } from '../aep/event.js';
+import type { DaemonConfig } from '../config/config.js';
+import type { Degradation } from '../sinks/health-latch.js';
+import { rebuildBuffer, type RebuildReport } from '../stream/buffer-rebuild.js';
+import { ForeignHistory } from '../stream/foreign-history.js';
+import type { Ingress, StreamHubApi } from '../stream/hub-types.js';
+import { BridgeIngress, type IngressMirror } from '../stream/ingress.js';
+import { wireFromOwn, type WireEvent } from '../stream/wire.js';
+import type { ListenPlan } from '../transport/listeners.js';
+import type { RequestGuard } from '../transport/request-guard.js';
+import type { Logger } from './diagnostics.js';
+import type { ServerDeps } from './server.js';
+
+/** What the HTTP routes and the WebSocket endpoint are built from (their own auth from `token`/`allowedOrigins`). */
+export interface StreamCommonDeps {
+  readonly hub: StreamHubApi;
+  readonly ingress: Ingress;
+  readonly token?: string;
+  readonly allowedOrigins: readonly string[];
+  readonly guard: RequestGuard;
+  readonly heartbeatMs: number;
+  readonly ingestMaxEvents: number;
+  readonly maxBodyBytes: number;
+  /** events from this prefix are this daemon's own emitter's: never ingested */
+  readonly ownSourcePrefix: string;
+  readonly identity: { readonly agent: 'hermes'; readonly instance: string };
+  readonly log: Logger;
+}
+
+export interface SocketEndpointLike {
+  handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void;
+  close(reason: string): Promise<void>;
+  stats(): Record<string, unknown>;
+}
+
+/**
+ * The stream's parts made elsewhere (src/stream/stream-hub.ts, src/stream/http,
+ * src/stream/socket): passed in, so this module depends on their contracts
+ * only. main.ts's `streamFactories` supplies them.
+ */
+export interface StreamFactories {
+  hub(o: { buffer: number; sessions: number; maxBytes: number; clientBytes: number; subscriptions: number; log: Logger }): StreamHubApi;
+  /** the server's stream wiring (`{ stream: StreamHttpDeps }`) */
+  routes?(deps: StreamCommonDeps): Partial<ServerDeps>;
+  socket?(deps: StreamCommonDeps): SocketEndpointLike;
+}
+
+export interface StreamWiring {
+  readonly hub: StreamHubApi;
+  readonly ingress: BridgeIngress;
+  readonly rebuilt: RebuildReport;
+  /** the pipeline's `settled` listener: this daemon's own events, once the history holds them */
+  own(events: readonly AepEvent[]): void;
+  /** hears the own events published (the relay link's `offer`) */
+  onOwn(listener: (events: readonly WireEvent[]) => void): void;
+  readonly server: Partial<ServerDeps>;
+  /** the listeners' WebSocket upgrade handler, when the endpoint exists */
+  readonly listen: Partial<ListenPlan> & { upgrade?: SocketEndpointLike['handleUpgrade'] };
+  degraded(): Degradation[];
+  healthz(): Record<string, unknown>;
+  /** kick every subscriber, close the endpoint, flush the ingest log */
+  close(reason: string): Promise<void>;
+}
+
+export interface StreamWiringOptions {
+  readonly config: DaemonConfig;
+  readonly guard: RequestGuard;
+  readonly mirror?: IngressMirror;
+  readonly factories: StreamFactories;
+  readonly log: Logger;
+}
+
+/**
+ * The native stream (AEP-0003) around the hook path: the hub, refilled from
+ * the history before the listeners open; the ingress writing other emitters'
+ * events to `ingest/`; the routes and the endpoint from their factories.
+ */
+export async function wireStream(o: StreamWiringOptions): Promise<StreamWiring> {
+  const { config, log } = o;
+  const s = config.stream;
+  const hub = o.factories.hub({
+    buffer: s.buffer,
+    sessions: s.sessions,
+    maxBytes: s.maxBytes,
+    clientBytes: s.clientBytes,
+    subscriptions: s.subscriptions,
+    log,
+  });
+  const rebuilt = rebuildBuffer(config.historyDir, s, (ws) => hub.publish(ws));
+  const foreign = new ForeignHistory({
+    historyDir: config.historyDir,
+    queueMax: config.historyQueueMax,
+    fsyncIntervalMs: config.fsyncIntervalMs,
+    log,
+  });
+  await foreign.start();
+  const ingress = new BridgeIngress({ hub, history: foreign, ...(o.mirror ? { mirror: o.mirror } : {}), log });
+  const common: StreamCommonDeps = {
+    hub,
+    ingress,
+    ...(s.token !== undefined ? { token: s.token } : {}),
+    allowedOrigins: s.allowedOrigins,
+    guard: o.guard,
+    heartbeatMs: s.heartbeatMs,
+    ingestMaxEvents: s.ingestMaxEvents,
+    maxBodyBytes: config.maxBodyBytes,
+    ownSourcePrefix: `aep://${config.sourceHost}/agent/hermes/`,
+    identity: { agent: 'hermes', instance: config.sourceHost },
+    log,
+  };
+  const server = o.factories.routes?.(common) ?? {};
+  const socket = o.factories.socket?.(common);
+  const listeners: ((events: readonly WireEvent[]) => void)[] = [];
+  let ownErrors = 0;
+  return {
+    hub,
+    ingress,
+    rebuilt,
+    own(events) {
+      const ws = events.map(wireFromOwn);
+      hub.publish(ws);
+      for (const l of listeners) {
+        try {
+          l(ws);
+        } catch {
+          ownErrors++;
+        }
+      }
+    },
+    onOwn: (l) => void listeners.push(l),
+    server,
+    listen: socket ? { upgrade: (req, sock, head) => socket.handleUpgrade(req, sock, head) } : {},
+    degraded: () => {
+      const d = foreign.health();
+      return d ? [d] : [];
+    },
+    healthz: () => ({
+      ...hub.stats(),
+      replay: hub.replay,
+      rebuilt: { ...rebuilt },
+      ingest: { ...ingress.stats(), log: foreign.stats() },
+      ...(socket ? { socket: socket.stats() } : {}),
+      ...(ownErrors ? { own_listener_errors: ownErrors } : {}),
+    }),
+    close: async (reason) => {
+      hub.close(reason);
+      await socket?.close(reason);
+      await foreign.shutdown();
+    },
+  };
+}

@@ -132,7 +132,8 @@ export function factsOf(event: Data): Fact[] {
       break;
     case 'delegation.subagent.started':
     case 'delegation.subagent.stopped':
-      if (str(child?.['session']) !== undefined) f.kv('child', shortId(String(child?.['session'])));
+      // the child session is usually the subject already: named once
+      if (str(child?.['session']) !== undefined && child?.['session'] !== subject) f.kv('child', shortId(String(child?.['session'])));
       f.kv('agent', child?.['agent']).kv('type', d['agent_type']).kv('role', d['role']).kv('status', d['status']).ms('duration_ms', d['duration_ms']);
       break;
     case 'x.hermes.api.error':

@@ -7,6 +7,7 @@
  */
 import { request as httpRequest, type ClientRequest, type IncomingMessage, type RequestOptions } from 'node:http';
 import { request as httpsRequest } from 'node:https';
+import { clean } from './facts.js';
 import { SseParser, type SseMessage } from './sse-parse.js';
 
 export type StreamTarget = { readonly kind: 'socket'; readonly path: string } | { readonly kind: 'url'; readonly url: URL; readonly token?: string };
@@ -67,8 +68,9 @@ export function streamPath(base: string, q: StreamQuery): string {
 type Attempt = { readonly kind: 'open'; readonly res: IncomingMessage; readonly req: ClientRequest } | Exclude<StreamEnd, { kind: 'ended' | 'aborted' }>;
 
 const MAX_ERROR_BODY = 8 * 1024;
+const DEFAULT_IDLE_MS = 90_000;
 
-function open(target: StreamTarget, q: StreamQuery, signal: AbortSignal): Promise<Attempt> {
+function open(target: StreamTarget, q: StreamQuery, signal: AbortSignal, idleMs: number): Promise<Attempt> {
   const headers: Record<string, string> = { accept: 'text/event-stream', 'cache-control': 'no-cache' };
   if (q.lastEventId !== undefined) headers['last-event-id'] = q.lastEventId;
   let opts: RequestOptions;
@@ -96,6 +98,8 @@ function open(target: StreamTarget, q: StreamQuery, signal: AbortSignal): Promis
       res.on('error', done);
     });
     req.on('error', (err: NodeJS.ErrnoException) => resolve({ kind: 'unreachable', code: err.code ?? err.name }));
+    // a peer that accepts and never answers (or goes quiet later) is as good as gone
+    req.setTimeout(idleMs, () => req.destroy(Object.assign(new Error('no answer'), { code: 'ETIMEDOUT' })));
     req.end();
   });
 }
@@ -105,9 +109,9 @@ function refusal(status: number, body: string): Attempt {
   let message = '';
   try {
     const j = JSON.parse(body) as { error?: unknown; message?: unknown; detail?: unknown };
-    if (typeof j.error === 'string') error = j.error;
+    if (typeof j.error === 'string') error = clean(j.error, 60);
     const m = typeof j.message === 'string' ? j.message : typeof j.detail === 'string' ? j.detail : '';
-    message = m.slice(0, 300);
+    message = clean(m, 300);
   } catch {
     /* not JSON: the status says it */
   }
@@ -119,7 +123,7 @@ function pump(res: IncomingMessage, req: ClientRequest, o: FollowOptions): Promi
   const parser = new SseParser({ message: (m) => o.handlers.message(m), comment: (c) => o.handlers.comment(c) });
   res.setEncoding('utf8');
   return new Promise((resolve) => {
-    const idleMs = o.idleMs ?? 90_000;
+    const idleMs = o.idleMs ?? DEFAULT_IDLE_MS;
     let timer = setTimeout(() => req.destroy(), idleMs);
     const finish = () => {
       clearTimeout(timer);
@@ -160,7 +164,7 @@ export async function followStream(o: FollowOptions): Promise<StreamEnd> {
   let delay = min;
   for (;;) {
     if (o.signal.aborted) return { kind: 'aborted' };
-    const a = await open(o.target, o.query(), o.signal);
+    const a = await open(o.target, o.query(), o.signal, o.idleMs ?? DEFAULT_IDLE_MS);
     if (o.signal.aborted) return { kind: 'aborted' };
     if (a.kind === 'open') {
       connectedOnce = true;

@@ -2,6 +2,7 @@
 // sends, reconnect after the stream ends with Last-Event-ID (and `from` for several sessions),
 // no duplicate printed, the token only in the Authorization header, and a refusal reported
 // without it.
+import { rmSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
@@ -33,19 +34,21 @@ afterEach(() => {
 });
 
 type Handler = (req: IncomingMessage, res: ServerResponse, n: number) => void;
-async function serve(handler: Handler, on: 'socket' | 'tcp'): Promise<{ where: string; requests: IncomingMessage[] }> {
+async function serve(handler: Handler, on: 'socket' | 'tcp', at?: string): Promise<{ where: string; requests: IncomingMessage[]; close: () => void }> {
   const requests: IncomingMessage[] = [];
   const server: Server = createServer((req, res) => {
     requests.push(req);
     handler(req, res, requests.length);
   });
-  const where = on === 'socket' ? path.join(tempDir(), 's.sock') : '';
+  const where = on === 'socket' ? (at ?? path.join(tempDir(), 's.sock')) : '';
+  if (at !== undefined) rmSync(at, { force: true });
   await new Promise<void>((r) => (on === 'socket' ? server.listen(where, r) : server.listen(0, '127.0.0.1', r)));
-  closers.push(() => {
+  const close = () => {
     server.closeAllConnections();
     server.close();
-  });
-  return { where: on === 'socket' ? where : `http://127.0.0.1:${(server.address() as AddressInfo).port}/stream`, requests };
+  };
+  closers.push(close);
+  return { where: on === 'socket' ? where : `http://127.0.0.1:${(server.address() as AddressInfo).port}/stream`, requests, close };
 }
 
 const sse = (res: ServerResponse) => res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
@@ -56,7 +59,7 @@ function plan(over: Partial<TailPlan>): TailPlan {
   return { target: { kind: 'socket', path: '/nonexistent' }, historyRoot: tempDir(), localFilter: f.filter, json: true, follow: true, ...over };
 }
 
-function start(p: TailPlan) {
+function start(p: TailPlan, idleMs?: number) {
   const out: string[] = [];
   const err: string[] = [];
   const stop = new AbortController();
@@ -64,6 +67,7 @@ function start(p: TailPlan) {
   const done = runTail(p, { out: (l) => out.push(l), err: (l) => err.push(l), style: plainStyler }, stop.signal, {
     backoffMs: { min: 10, max: 20 },
     rescanMs: 50,
+    ...(idleMs !== undefined ? { idleMs } : {}),
   });
   return { out, err, stop, done };
 }
@@ -102,6 +106,54 @@ describe('tail over SSE', () => {
     expect(t.err.join('\n')).toContain('session s_b: replay starts at 0:5');
     t.stop.abort();
     await expect(t.done).resolves.toBe(0);
+  });
+
+  it('AEP-0003 §3.3: a daemon restart (socket gone, then back) is ridden out, resuming after the last event shown', async () => {
+    const [a1, a2] = [ev('s_a', 1, 'r1'), ev('s_a', 2, 'r2')];
+    const first = await serve((_req, res) => {
+      sse(res);
+      res.write(frame(a1));
+    }, 'socket');
+    const t = start(plan({ target: { kind: 'socket', path: first.where } }));
+    await waitFor('the first event', () => t.out.includes(a1) || undefined);
+    first.close();
+    await waitFor('the lost stream', () => t.err.some((l) => l.includes('stream lost')) || undefined);
+    const second = await serve(
+      (_req, res) => {
+        sse(res);
+        res.write(frame(a2));
+      },
+      'socket',
+      first.where,
+    );
+    await waitFor('the event from the restarted daemon', () => t.out.includes(a2) || undefined);
+    expect(second.requests[0]!.headers['last-event-id']).toBe('s_a:0:1');
+    expect(t.out).toEqual([a1, a2]);
+    expect(t.err.some((l) => l.includes('reconnected'))).toBe(true);
+  });
+
+  it('a stream silent past the idle bound (no event, no ping) is dropped and reopened', async () => {
+    // a stream that goes quiet, then an answer that never comes (not even headers), then a stream again
+    const line = ev('s_a', 1, 'q1');
+    const srv = await serve((_req, res, n) => {
+      if (n === 2) return;
+      sse(res);
+      if (n === 1) res.write(frame(line));
+      else res.flushHeaders();
+    }, 'socket');
+    const t = start(plan({ target: { kind: 'socket', path: srv.where } }), 150);
+    await waitFor('a third connection', () => srv.requests.length >= 3 || undefined);
+    expect(t.out).toEqual([line]);
+    expect(t.err.some((l) => l.includes('stream lost'))).toBe(true);
+    t.stop.abort();
+    await expect(t.done).resolves.toBe(0);
+
+    // silence on the very first attempt is reported, not read as "no daemon"
+    const mute = await serve(() => undefined, 'socket');
+    const m = start(plan({ target: { kind: 'socket', path: mute.where } }), 150);
+    await expect(m.done).resolves.toBe(1);
+    expect(m.err.join('\n')).toContain('cannot reach unix:');
+    expect(m.err.join('\n')).toContain('ETIMEDOUT');
   });
 
   it('one session seen: the reconnect carries Last-Event-ID only; --no-follow sends live=0 and stops at the end', async () => {

@@ -35,6 +35,16 @@ target like the options do, and whatever differs from the default is written
 into the registered command, so Hermes needs none of them.
 `;
 
+const TAIL_ENV = `
+One line per event: local time, session, run, type (indented: run events under
+their session, tool events under their run), subject, key facts at the event's
+capture level. Colors on a terminal unless NO_COLOR is set (FORCE_COLOR forces).
+Reconnects when the daemon restarts, resuming after the last event shown.
+Environment: AEP_STATE_DIR / AEP_SOCKET (the socket), AEP_PORT + AEP_HOST with
+AEP_TOKEN (TCP when the socket is off), AEP_LOG_DIR (the history read when no
+daemon answers).
+`;
+
 function transportKind(raw: string): 'shell' | 'plugin' {
   if (raw !== 'shell' && raw !== 'plugin') throw new Error('--transport takes shell (the default) or plugin');
   return raw;
@@ -125,6 +135,24 @@ async function program(): Promise<CommandType> {
     .action(async (o: { dryRun?: boolean; hermesHome?: string }) =>
       (await import('./install/install-cli.js')).runUninstall({ dryRun: Boolean(o.dryRun), hermesHome: o.hermesHome }),
     );
+
+  const repeat = (v: string, prev: string[] = []) => [...prev, v];
+  cli
+    .command('tail')
+    .description("follow the AEP stream on the terminal: the daemon's GET /stream, or the JSONL history when no daemon answers")
+    .option('--url <url>', 'the daemon over TCP, e.g. http://127.0.0.1:8393 (token from --token or AEP_TOKEN)')
+    .option('--socket <path>', "the daemon's unix socket (default {AEP_STATE_DIR}/hook.sock)")
+    .option('--token <token>', 'the stream token for --url (prefer AEP_TOKEN: a command line is visible to other users)')
+    .option('--session <id>', 'only this session')
+    .option('--type <type>', 'only this type or prefix.* pattern (repeatable, or comma-separated)', repeat)
+    .option('--filter <json>', 'an attr-match filter (AEP-0003 §6), e.g. {"severity":{"gte":"notice"}}')
+    .option('--from <all|json>', 'replay first: all, or a JSON array of {"session","epoch","seq"} to resume after (default: live only; with --no-follow: all)')
+    .option('--capture <level>', 'capture ceiling: none | metadata | redacted | full')
+    .option('--json', 'print the raw event lines (JSONL)')
+    .option('--no-follow', 'print what is held and exit')
+    .allowExcessArguments(false)
+    .addHelpText('after', TAIL_ENV)
+    .action(async (o: import('./tail/options.js').TailCliOptions) => (await import('./tail/tail-cli.js')).runTailCli(o));
   return cli;
 }
 

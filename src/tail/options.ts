@@ -1,0 +1,128 @@
+/**
+ * `hermes-aep tail`'s options turned into a plan: where the stream is (the
+ * daemon's Unix socket by default, else TCP with `AEP_TOKEN`), where the
+ * history is (`AEP_LOG_DIR`), the filter (`--session`, `--type`, `--filter`
+ * combined, checked here so a typo fails the same way on either path), the
+ * resume point and the capture ceiling. Errors name the option, never a
+ * value (a URL or a token can be a secret).
+ */
+import { CAPTURE_LEVELS, type CaptureLevel } from '../capture/levels.js';
+import { loadConfig } from '../config/config.js';
+import type { Position } from '../stream/wire.js';
+import { compileLocalFilter, type LocalFilter } from './local-filter.js';
+import type { StreamTarget } from './sse-client.js';
+
+export interface TailCliOptions {
+  readonly url?: string;
+  readonly socket?: string;
+  readonly token?: string;
+  readonly session?: string;
+  readonly type?: readonly string[];
+  readonly filter?: string;
+  readonly from?: string;
+  readonly capture?: string;
+  readonly json?: boolean;
+  /** commander's `--no-follow` */
+  readonly follow?: boolean;
+}
+
+export interface TailPlan {
+  readonly target: StreamTarget;
+  readonly historyRoot: string;
+  /** the combined filter as sent to the daemon; absent = everything */
+  readonly filter?: string;
+  readonly localFilter: LocalFilter;
+  /** absent: live only (following), `all`, or exact positions */
+  readonly from?: 'all' | readonly Position[];
+  readonly capture?: CaptureLevel;
+  readonly json: boolean;
+  readonly follow: boolean;
+}
+
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const isCount = (v: unknown): v is number => Number.isSafeInteger(v) && (v as number) >= 0;
+
+function parseJson(raw: string, option: string): unknown {
+  try {
+    return JSON.parse(raw);
+  } catch {
+    throw new Error(`${option} takes JSON`);
+  }
+}
+
+export function parseFromOption(raw: string): 'all' | Position[] {
+  if (raw === 'all') return 'all';
+  const v = parseJson(raw, '--from');
+  const rule = '--from takes all or a JSON array of {"session","epoch","seq"} (seq and epoch whole numbers >= 0)';
+  if (!Array.isArray(v) || v.length === 0) throw new Error(rule);
+  return v.map((p) => {
+    if (!isRecord(p) || typeof p['session'] !== 'string' || p['session'] === '' || !isCount(p['seq']) || !isCount(p['epoch'] ?? 0)) throw new Error(rule);
+    return { session: p['session'], epoch: (p['epoch'] ?? 0) as number, seq: p['seq'] };
+  });
+}
+
+function streamUrl(raw: string): URL {
+  let u: URL;
+  try {
+    u = new URL(raw);
+  } catch {
+    throw new Error('--url takes the daemon URL, e.g. http://127.0.0.1:8393');
+  }
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error('--url takes an http:// or https:// URL');
+  if (u.search !== '' || u.username !== '' || u.password !== '') {
+    throw new Error('--url takes no query and no credentials (the token goes in --token or AEP_TOKEN)');
+  }
+  const p = u.pathname.replace(/\/+$/, '');
+  u.pathname = p.endsWith('/stream') ? p : `${p}/stream`;
+  u.hash = '';
+  return u;
+}
+
+function combinedFilter(o: TailCliOptions): Record<string, unknown> {
+  const base = o.filter !== undefined ? parseJson(o.filter, '--filter') : {};
+  if (!isRecord(base)) throw new Error('--filter takes a JSON object (AEP-0003 §6 attr-match)');
+  const out: Record<string, unknown> = { ...base };
+  if (o.session !== undefined) {
+    if ('session' in base) throw new Error('--session and a "session" key in --filter: use one');
+    out['session'] = o.session;
+  }
+  const types = (o.type ?? []).flatMap((t) => t.split(',')).filter((t) => t !== '');
+  if (types.length > 0) {
+    if ('type' in base) throw new Error('--type and a "type" key in --filter: use one');
+    out['type'] = types.length === 1 ? types[0] : types;
+  }
+  return out;
+}
+
+export function planTail(o: TailCliOptions, env: NodeJS.ProcessEnv = process.env): TailPlan {
+  const config = loadConfig(env);
+  if (o.url !== undefined && o.socket !== undefined) throw new Error('--url and --socket: use one');
+  if (o.capture !== undefined && !(CAPTURE_LEVELS as readonly string[]).includes(o.capture)) {
+    throw new Error(`--capture takes ${CAPTURE_LEVELS.join(', ')}`);
+  }
+  const token = o.token ?? config.stream.token;
+  let target: StreamTarget;
+  if (o.url !== undefined) target = { kind: 'url', url: streamUrl(o.url), ...(token !== undefined ? { token } : {}) };
+  else if (o.socket !== undefined) target = { kind: 'socket', path: o.socket };
+  else if (config.socket !== undefined) target = { kind: 'socket', path: config.socket };
+  else {
+    const host = config.host.includes(':') ? `[${config.host}]` : config.host;
+    target = { kind: 'url', url: streamUrl(`http://${host}:${config.port ?? 0}`), ...(token !== undefined ? { token } : {}) };
+  }
+  const filterObject = combinedFilter(o);
+  const compiled = compileLocalFilter(filterObject);
+  if ('error' in compiled) throw new Error(`--filter: ${compiled.error}`);
+  const follow = o.follow !== false;
+  // `--no-follow` alone prints what is held and exits: replay everything
+  const from = o.from !== undefined ? parseFromOption(o.from) : follow ? undefined : 'all';
+  return {
+    target,
+    historyRoot: config.historyDir,
+    ...(Object.keys(filterObject).length > 0 ? { filter: JSON.stringify(filterObject) } : {}),
+    localFilter: compiled.filter,
+    ...(from !== undefined ? { from } : {}),
+    ...(o.capture !== undefined ? { capture: o.capture as CaptureLevel } : {}),
+    json: o.json === true,
+    follow,
+  };
+}

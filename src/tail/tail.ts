@@ -1,0 +1,146 @@
+/**
+ * `hermes-aep tail`: attach to the daemon's `GET /stream` (AEP-0003 §3.3),
+ * resuming after a daemon restart from the last positions shown; when no
+ * daemon answers, read and follow the JSONL history instead (AEP-0003 §3.1),
+ * applying the filter, the resume point and the capture ceiling itself.
+ */
+import path from 'node:path';
+import { downlevel } from '../capture/downlevel.js';
+import type { CaptureEvent } from '../capture/types.js';
+import { safeFileName } from '../sinks/safe-file-name.js';
+import { comparePosition, type Position } from '../stream/wire.js';
+import type { Styler } from './color.js';
+import { HistoryFollower } from './jsonl-follow.js';
+import type { TailPlan } from './options.js';
+import { Printer } from './printer.js';
+import { renderNotice } from './render.js';
+import { describeTarget, followStream, type StreamQuery } from './sse-client.js';
+
+export interface TailIo {
+  readonly out: (line: string) => void;
+  /** notices about the stream itself (never event content) */
+  readonly err: (line: string) => void;
+  readonly style: Styler;
+}
+
+export interface TailTuning {
+  readonly idleMs?: number;
+  readonly backoffMs?: { readonly min: number; readonly max: number };
+  readonly rescanMs?: number;
+}
+
+/** No daemon there: the history is the next best source. */
+const UNREACHABLE = new Set(['ENOENT', 'ECONNREFUSED', 'ENOTSOCK', 'ECONNRESET', 'EHOSTUNREACH']);
+
+const parse = (line: string): Record<string, unknown> | undefined => {
+  try {
+    const v: unknown = JSON.parse(line);
+    return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+};
+
+function comment(text: string, io: TailIo): void {
+  const exhausted = /^replay-exhausted (.+) (\d+):(\d+)$/.exec(text);
+  if (exhausted) io.err(renderNotice(`session ${exhausted[1]}: replay starts at ${exhausted[2]}:${exhausted[3]}, earlier events are no longer held`, io.style));
+  else if (text.startsWith('closing')) io.err(renderNotice(`the daemon closed the stream (${text.slice(7).trim() || 'no reason'})`, io.style));
+}
+
+async function fromStream(plan: TailPlan, io: TailIo, printer: Printer, signal: AbortSignal, t: TailTuning) {
+  let attempts = 0;
+  const query = (): StreamQuery => {
+    attempts += 1;
+    const base = {
+      ...(plan.filter !== undefined ? { filter: plan.filter } : {}),
+      ...(plan.capture !== undefined ? { capture: plan.capture } : {}),
+      live: plan.follow,
+    };
+    if (attempts === 1) {
+      return { ...base, ...(plan.from !== undefined ? { from: plan.from === 'all' ? 'all' : JSON.stringify(plan.from) } : {}) };
+    }
+    // a reconnect: after what was shown (AEP-0003 §3.3 item 3, §7)
+    const positions = printer.resumePositions();
+    return {
+      ...base,
+      ...(positions.length > 1 ? { from: JSON.stringify(positions) } : {}),
+      ...(printer.lastEventId !== undefined ? { lastEventId: printer.lastEventId } : {}),
+    };
+  };
+  let lost = false;
+  return followStream({
+    target: plan.target,
+    query,
+    follow: plan.follow,
+    signal,
+    ...(t.idleMs !== undefined ? { idleMs: t.idleMs } : {}),
+    ...(t.backoffMs !== undefined ? { backoffMs: t.backoffMs } : {}),
+    handlers: {
+      message: (m) => {
+        const ev = parse(m.data);
+        if (ev === undefined) return;
+        if (m.hasId) printer.lastEventId = m.id;
+        printer.print(ev, m.data);
+      },
+      comment: (c) => comment(c, io),
+      state: (s) => {
+        if (s === 'reconnecting' && !lost) io.err(renderNotice('stream lost: reconnecting', io.style));
+        if (s === 'connected' && lost) io.err(renderNotice('reconnected', io.style));
+        lost = s === 'reconnecting';
+      },
+    },
+  });
+}
+
+async function fromHistory(plan: TailPlan, io: TailIo, printer: Printer, signal: AbortSignal, t: TailTuning): Promise<void> {
+  const after = new Map<string, Position>(plan.from !== undefined && plan.from !== 'all' ? plan.from.map((p) => [p.session, p]) : []);
+  const named = new Set([...after.keys()].map(safeFileName));
+  let unsupported = false;
+  const follower = new HistoryFollower({
+    root: plan.historyRoot,
+    follow: plan.follow,
+    signal,
+    ...(t.rescanMs !== undefined ? { rescanMs: t.rescanMs } : {}),
+    startAt: (file) => (plan.from === 'all' || named.has(path.basename(file, '.jsonl')) ? 'start' : 'end'),
+    onLine: (line) => {
+      const ev = parse(line);
+      if (ev === undefined) return;
+      // not an AEP event (no `aep` marker): skipped quietly; AEP-0003 §3.1 item 3: another major version is skipped, said once
+      if (typeof ev['aep'] !== 'string') return;
+      if (!ev['aep'].startsWith('0.')) {
+        if (!unsupported) io.err(renderNotice('skipping lines of an unsupported AEP version', io.style));
+        unsupported = true;
+        return;
+      }
+      if (!plan.localFilter(ev)) return;
+      const p = typeof ev['session'] === 'string' ? after.get(ev['session']) : undefined;
+      if (p !== undefined && Number.isSafeInteger(ev['seq'])) {
+        const at = { epoch: Number.isSafeInteger(ev['epoch']) ? (ev['epoch'] as number) : 0, seq: ev['seq'] as number };
+        if (comparePosition(at, p) <= 0) return;
+      }
+      if (plan.capture === undefined) return void printer.print(ev, line);
+      const low = downlevel(ev as CaptureEvent, plan.capture);
+      printer.print(low, low['capture'] === ev['capture'] ? line : JSON.stringify(low));
+    },
+  });
+  await follower.run();
+}
+
+/** Run until the stream ends (`--no-follow`) or the signal fires; the exit code. */
+export async function runTail(plan: TailPlan, io: TailIo, signal: AbortSignal, tuning: TailTuning = {}): Promise<number> {
+  const printer = new Printer({ out: io.out, style: io.style, json: plan.json }, plan.from !== undefined && plan.from !== 'all' ? plan.from : []);
+  const end = await fromStream(plan, io, printer, signal, tuning);
+  if (end.kind === 'ended' || end.kind === 'aborted') return 0;
+  if (end.kind === 'refused' && end.status !== 404) {
+    const why = end.message ? `: ${end.message}` : '';
+    io.err(`hermes-aep tail: ${describeTarget(plan.target)} refused the stream (${end.status} ${end.error})${why}`);
+    return 1;
+  }
+  if (end.kind === 'unreachable' && !UNREACHABLE.has(end.code)) {
+    io.err(`hermes-aep tail: cannot reach ${describeTarget(plan.target)} (${end.code})`);
+    return 1;
+  }
+  io.err(renderNotice(`no daemon stream at ${describeTarget(plan.target)}: reading the history in ${plan.historyRoot}`, io.style));
+  await fromHistory(plan, io, printer, signal, tuning);
+  return 0;
+}

@@ -1,15 +1,45 @@
-import type { StreamFactories } from './stream-wiring.js';
+import { compileFilter } from '../stream/attr-match.js';
+import { parseFrom } from '../stream/resume-from.js';
+import { createSocketEndpoint } from '../stream/socket/endpoint.js';
+import { StreamAuth } from '../stream/stream-auth.js';
+import { StreamHub } from '../stream/stream-hub.js';
+import type { StreamCommonDeps, StreamFactories } from './stream-wiring.js';
 
-/**
- * The stream's parts for the daemon process. Filled in when the hub
- * (src/stream/stream-hub.ts), the routes (src/stream/http) and the endpoint
- * (src/stream/socket) are in the tree; until then the daemon runs without the
- * stream (no hub, no /events, /stream or /socket). The intended shape:
- *
- *   hub: (o) => new StreamHub(o),
- *   routes: (d) => ({ stream: { hub: d.hub, ingress: d.ingress, auth: new StreamAuth(d), heartbeatMs: d.heartbeatMs,
- *     ingestMaxEvents: d.ingestMaxEvents, maxBodyBytes: d.maxBodyBytes, ownSourcePrefix: d.ownSourcePrefix, log: d.log } }),
- *   socket: (d) => createSocketEndpoint({ ...d, auth: new StreamAuth(d), hostAllowed: (h) => d.guard.hostAllowed(h),
- *     maxFrameBytes: d.maxBodyBytes }),
- */
-export const streamFactories: StreamFactories | undefined = undefined;
+/** One auth per daemon, shared by the HTTP routes and the WebSocket endpoint (their refusal counts add up). */
+const auths = new WeakMap<StreamCommonDeps, StreamAuth>();
+const authOf = (d: StreamCommonDeps): StreamAuth => {
+  let a = auths.get(d);
+  if (!a) auths.set(d, (a = new StreamAuth({ ...(d.token !== undefined ? { token: d.token } : {}), allowedOrigins: d.allowedOrigins })));
+  return a;
+};
+
+/** The stream's parts for the daemon process: the hub, the HTTP routes and the WebSocket endpoint. */
+export const streamFactories: StreamFactories = {
+  hub: (o) => new StreamHub(o),
+  routes: (d) => ({
+    stream: {
+      hub: d.hub,
+      ingress: d.ingress,
+      auth: authOf(d),
+      heartbeatMs: d.heartbeatMs,
+      ingestMaxEvents: d.ingestMaxEvents,
+      maxBodyBytes: d.maxBodyBytes,
+      ownSourcePrefix: d.ownSourcePrefix,
+      log: d.log,
+    },
+  }),
+  socket: (d) =>
+    createSocketEndpoint({
+      hub: d.hub,
+      ingress: d.ingress,
+      auth: authOf(d),
+      hostAllowed: (h) => d.guard.hostAllowed(h),
+      compileFilter,
+      parseFrom,
+      heartbeatMs: d.heartbeatMs,
+      identity: d.identity,
+      maxFrameBytes: d.maxBodyBytes,
+      ownSourcePrefix: d.ownSourcePrefix,
+      log: d.log,
+    }),
+};

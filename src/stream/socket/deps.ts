@@ -18,7 +18,7 @@ export interface StreamAuthLike {
 }
 
 export type FilterCompile = (json: unknown) => { ok: true; filter: EventFilter } | { ok: false; detail: string };
-export type FromParse = (json: unknown) => { ok: true; from: Position[] | 'all' } | { ok: false; detail: string };
+export type FromParse = (json: unknown) => { readonly ok: true; readonly from: readonly Position[] | 'all' } | { readonly ok: false; readonly detail: string };
 
 export interface SocketDeps {
   readonly hub: StreamHubApi;

@@ -116,4 +116,38 @@ describe('AEP-0003 §8.4 backpressure', () => {
     // publishing never waited on them: 100k events well under the test timeout even on a loaded machine
     expect(ms).toBeLessThan(20_000);
   });
+
+  it('logs a disconnect with structural facts only: no event content, no session', async () => {
+    const lines: string[] = [];
+    const at = (msg: string, fields?: object) => void lines.push(JSON.stringify({ msg, ...fields }));
+    const h = new StreamHub({
+      buffer: 10,
+      sessions: 10,
+      maxBytes: 1e8,
+      clientBytes: CLIENT,
+      subscriptions: 8,
+      log: { info: at, warn: at, error: at, debug: at },
+    });
+    const s = new StalledSink();
+    h.subscribe({ filter: () => true }, s);
+    await waitFor('live', () => s.replayDone);
+    for (let i = 0; s.kicked === undefined; i++) {
+      const e = {
+        aep: '0.1',
+        id: `L${i}`,
+        type: 'tool.failed',
+        time: 't',
+        source: 'aep://h/agent/a',
+        agent: 'a',
+        session: 'SESSIONMARK',
+        seq: i,
+        severity: 'error',
+        subject: 'CONTENTMARK'.repeat(50),
+      };
+      h.publish([wireOf(e, JSON.stringify(e), 'ingest')]);
+    }
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toContain('slow consumer');
+    expect(lines[0]).not.toMatch(/CONTENTMARK|SESSIONMARK/);
+  });
 });

@@ -183,11 +183,14 @@ export async function startDaemon(
   late.spool = spool;
   // fastify's own server stays unbound: the listeners feed its router, tagging each request's transport
   await app.ready();
-  const listening = await openListeners((req, res) => app.routing(req, res), {
-    ...(config.socket ? { socket: config.socket } : {}),
-    ...(config.port !== undefined ? { tcp: { host: config.host, port: config.port } } : {}),
-    ...stream?.listen,
-  }).catch(async (err: unknown) => {
+  const listening = await openListeners(
+    (req, res) => app.routing(req, res),
+    {
+      ...(config.socket ? { socket: config.socket } : {}),
+      ...(config.port !== undefined ? { tcp: { host: config.host, port: config.port } } : {}),
+    },
+    stream?.upgrade,
+  ).catch(async (err: unknown) => {
     await app.close();
     await stream?.close('daemon failed to start');
     await bus.shutdown();

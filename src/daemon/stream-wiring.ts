@@ -8,7 +8,7 @@ import { ForeignHistory } from '../stream/foreign-history.js';
 import type { Ingress, StreamHubApi } from '../stream/hub-types.js';
 import { BridgeIngress, type IngressMirror } from '../stream/ingress.js';
 import { wireFromOwn, type WireEvent } from '../stream/wire.js';
-import type { ListenPlan } from '../transport/listeners.js';
+import type { UpgradeHandler } from '../transport/listeners.js';
 import type { RequestGuard } from '../transport/request-guard.js';
 import type { Logger } from './diagnostics.js';
 import type { ServerDeps } from './server.js';
@@ -57,7 +57,7 @@ export interface StreamWiring {
   onOwn(listener: (events: readonly WireEvent[]) => void): void;
   readonly server: Partial<ServerDeps>;
   /** the listeners' WebSocket upgrade handler, when the endpoint exists */
-  readonly listen: Partial<ListenPlan> & { upgrade?: SocketEndpointLike['handleUpgrade'] };
+  readonly upgrade?: UpgradeHandler;
   degraded(): Degradation[];
   healthz(): Record<string, unknown>;
   /** kick every subscriber, close the endpoint, flush the ingest log */
@@ -131,7 +131,7 @@ export async function wireStream(o: StreamWiringOptions): Promise<StreamWiring> 
     },
     onOwn: (l) => void listeners.push(l),
     server,
-    listen: socket ? { upgrade: (req, sock, head) => socket.handleUpgrade(req, sock, head) } : {},
+    ...(socket ? { upgrade: (req: IncomingMessage, sock: Duplex, head: Buffer) => socket.handleUpgrade(req, sock, head) } : {}),
     degraded: () => {
       const d = foreign.health();
       return d ? [d] : [];

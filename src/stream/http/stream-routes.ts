@@ -43,9 +43,10 @@ export function streamRoutes(d: StreamHttpDeps) {
     app.get('/.well-known/aep', discovery);
 
     app.post('/events', async (req, reply) => {
+      // the version gate first: the versions spoken are public (the discovery document), the body is read only once authorised
+      if (!versionSupported(req.headers['aep-version'])) return reply.code(426).send({ versions: [...AEP_VERSIONS] });
       const access = d.auth.check(req.raw, 'write');
       if (isRefusal(access)) return reply.code(access.status).send(access.body);
-      if (!versionSupported(req.headers['aep-version'])) return reply.code(426).send({ versions: [...AEP_VERSIONS] });
       const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
       const parsed = parseIngestBody(typeof req.body === 'string' ? req.body : '', type === NDJSON ? 'ndjson' : 'json', {
         maxEvents: d.ingestMaxEvents,

@@ -78,11 +78,7 @@ export interface RunningDaemon {
 }
 
 /** Wire the daemon from its settings and start listening. */
-export async function startDaemon(
-  { config, otel }: Settings,
-  log: Logger,
-  factories: StreamFactories | undefined = streamFactories,
-): Promise<RunningDaemon> {
+export async function startDaemon({ config, otel }: Settings, log: Logger, factories: StreamFactories | undefined = streamFactories): Promise<RunningDaemon> {
   // Before anything touches the state: a daemon already answering on this socket keeps it.
   const transport = await prepareTransport(config, log);
   const epoch = await bumpEpoch(config.stateDir);
@@ -149,9 +145,7 @@ export async function startDaemon(
   // an unwritable or full log dir shows (degraded, one stderr line, hooks refused) from the start
   await history.start();
   // the replay buffer refilled from the history (all agents) before anyone can subscribe
-  const stream = factories
-    ? await wireStream({ config, guard: transport.guard, ...(mirror ? { mirror } : {}), factories, log })
-    : undefined;
+  const stream = factories ? await wireStream({ config, guard: transport.guard, ...(mirror ? { mirror } : {}), factories, log }) : undefined;
   if (stream) log.info('stream buffer rebuilt', { ...stream.rebuilt });
   const started = Date.now();
   const dropReports = new DropReports();

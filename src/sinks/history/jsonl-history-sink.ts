@@ -2,7 +2,7 @@ import { open, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import PQueue from 'p-queue';
 import type { AepEvent } from '../../aep/event.js';
-import { silentLogger, type Logger } from '../../daemon/diagnostics.js';
+import { silentLogger } from '../../daemon/diagnostics.js';
 import { errorCode, HealthLatch, type Degradation } from '../health-latch.js';
 import type { EventSink, WriteOutcome } from '../sink.js';
 import { HandlePool } from './handle-pool.js';

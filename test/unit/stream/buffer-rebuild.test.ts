@@ -31,7 +31,9 @@ describe('rebuildBuffer: the replay buffer refilled from the history at start (A
     const root = mkdtempSync(path.join(os.tmpdir(), 'aep-rebuild-'));
     const own = Array.from({ length: 5 }, (_, i) => ev('hermes', 's_own', i));
     // a foreign line keeps its own formatting: what is published is the history's bytes
-    const foreign = [' {"aep":"0.1", "id":"f0","type":"progress.status","time":"2026-07-03T10:14:00Z","source":"aep://x/agent/claude-code","agent":"claude-code","session":"s_f","seq":0}'.trim()];
+    const foreign = [
+      ' {"aep":"0.1", "id":"f0","type":"progress.status","time":"2026-07-03T10:14:00Z","source":"aep://x/agent/claude-code","agent":"claude-code","session":"s_f","seq":0}'.trim(),
+    ];
     file(root, 'hermes/s_own.jsonl', own, 10);
     file(root, 'ingest/claude-code/s_f.jsonl', foreign, 5);
     file(root, 'ingest/claude-code/.agent.jsonl', [ev('claude-code', undefined, 0)], 1);
@@ -78,7 +80,13 @@ describe('rebuildBuffer: the replay buffer refilled from the history at start (A
 
   it('start-up cost is capped by REBUILD_MAX_BYTES: 200 sessions x 1,000 events at the default limits (figure printed)', () => {
     const root = mkdtempSync(path.join(os.tmpdir(), 'aep-rebuild-'));
-    for (let s = 0; s < 200; s++) file(root, `hermes/s_${s}.jsonl`, Array.from({ length: 1000 }, (_, i) => ev('hermes', `s_${s}`, i)), s);
+    for (let s = 0; s < 200; s++)
+      file(
+        root,
+        `hermes/s_${s}.jsonl`,
+        Array.from({ length: 1000 }, (_, i) => ev('hermes', `s_${s}`, i)),
+        s,
+      );
     const { report, batches } = rebuild(root, { sessions: 1000, buffer: 1000, maxBytes: 128 * 1024 * 1024 });
     expect(report.bytes).toBeLessThanOrEqual(REBUILD_MAX_BYTES);
     // the newest sessions are the ones rebuilt, each with its newest events

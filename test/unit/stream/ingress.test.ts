@@ -123,7 +123,10 @@ describe('BridgeIngress (AEP-0001 §7.4 dedupe, AEP-0003 §3.1 history, §5 fan-
     const hub = new MiniHub();
     let land!: (v: { written: number; lost: number }) => void;
     const final = new Promise<{ written: number; lost: number }>((r) => (land = r));
-    const log: IngressLog = { refusal: () => undefined, write: async (ws) => ({ written: 0, retained: ws.length, lost: 0, reason: 'write failed: ENOSPC', final }) };
+    const log: IngressLog = {
+      refusal: () => undefined,
+      write: async (ws) => ({ written: 0, retained: ws.length, lost: 0, reason: 'write failed: ENOSPC', final }),
+    };
     const ingress = new BridgeIngress({ hub, history: log });
     const e = [line({ id: 'a1', session: 's_1' })];
     expect((await ingress.ingest(e)).status).toBe('refused');
@@ -143,7 +146,15 @@ describe('BridgeIngress (AEP-0001 §7.4 dedupe, AEP-0003 §3.1 history, §5 fan-
     const hub = new MiniHub();
     const history = new ForeignHistory({ historyDir: root, queueMax: 100 });
     histories.push(history);
-    const ingress = new BridgeIngress({ hub, history, mirror: { mirrorForeign: () => { throw new Error('boom'); } } });
+    const ingress = new BridgeIngress({
+      hub,
+      history,
+      mirror: {
+        mirrorForeign: () => {
+          throw new Error('boom');
+        },
+      },
+    });
     expect((await ingress.ingest([line({ id: 'a1', session: 's_1' })])).status).toBe('accepted');
     expect(hub.held).toHaveLength(1);
     expect(ingress.stats()['mirror_errors']).toBe(1);

@@ -211,7 +211,7 @@ export async function startDaemon({ config, otel }: Settings, log: Logger, facto
     close: () =>
       (closing ??= (async () => {
         // subscribers first: an open SSE response or WebSocket would hold the listeners' grace
-        stream?.hub.close('daemon stopping');
+        await stream?.closeClients('daemon stopping');
         // the spool first: stop after the file in hand, so closing never waits on a drain
         await Promise.all([
           spool?.close(),

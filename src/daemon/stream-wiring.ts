@@ -60,7 +60,9 @@ export interface StreamWiring {
   readonly upgrade?: UpgradeHandler;
   degraded(): Degradation[];
   healthz(): Record<string, unknown>;
-  /** kick every subscriber, close the endpoint, flush the ingest log */
+  /** kick every subscriber and close the WebSocket endpoint (first on the way down: they would hold the listeners' grace) */
+  closeClients(reason: string): Promise<void>;
+  /** then, once nothing ingests any more: flush and close the ingest log */
   close(reason: string): Promise<void>;
 }
 
@@ -114,6 +116,13 @@ export async function wireStream(o: StreamWiringOptions): Promise<StreamWiring> 
   const socket = o.factories.socket?.(common);
   const listeners: ((events: readonly WireEvent[]) => void)[] = [];
   let ownErrors = 0;
+  let clientsClosed = false;
+  const closeClients = async (reason: string) => {
+    if (clientsClosed) return;
+    clientsClosed = true;
+    hub.close(reason);
+    await socket?.close(reason);
+  };
   return {
     hub,
     ingress,
@@ -144,9 +153,9 @@ export async function wireStream(o: StreamWiringOptions): Promise<StreamWiring> 
       ...(socket ? { socket: socket.stats() } : {}),
       ...(ownErrors ? { own_listener_errors: ownErrors } : {}),
     }),
+    closeClients,
     close: async (reason) => {
-      hub.close(reason);
-      await socket?.close(reason);
+      await closeClients(reason);
       await foreign.shutdown();
     },
   };

@@ -5,13 +5,13 @@ import { foreignDirOf } from './foreign-history.js';
 import { wireOf, type Origin, type WireEvent } from './wire.js';
 
 /**
- * Bytes read at start, at most, whatever AEP_STREAM_MAX_BYTES allows: parsing
- * is about 2.5 µs an event, so 8 MiB (some 30,000 events) keeps the rebuild
- * within ~150 ms of the 1 s restart budget. The newest sessions come first;
+ * Bytes read at start, at most, whatever AEP_STREAM_MAX_BYTES allows: 4 MiB
+ * (some 20,000 events) took 100-200 ms on a shared 2-core machine, most of it
+ * JSON.parse, within the 1 s restart budget the snapshot restore also spends. The newest sessions come first;
  * an older position a consumer asks for gets `replay-exhausted` (AEP-0003 §5)
  * and is in the history.
  */
-export const REBUILD_MAX_BYTES = 8 * 1024 * 1024;
+export const REBUILD_MAX_BYTES = 4 * 1024 * 1024;
 
 export interface RebuildLimits {
   /** the newest this many history files (AEP_STREAM_SESSIONS) */

@@ -48,6 +48,11 @@ export class ForeignHistory {
     this.sink = new JsonlHistorySink(o.historyDir, o.queueMax, {
       subdir: INGEST_DIR,
       nested: true,
+      latch: {
+        sink: 'ingest_log',
+        failing: 'the ingest log cannot be written: ingested events are refused (503) until it can; /healthz is degraded',
+        recovered: 'the ingest log is writable again',
+      },
       ...(o.fsyncIntervalMs !== undefined ? { fsyncIntervalMs: o.fsyncIntervalMs } : {}),
       ...(o.log ? { log: o.log } : {}),
       ...(o.open ? { open: o.open } : {}),
@@ -72,8 +77,7 @@ export class ForeignHistory {
   }
 
   health(): Degradation | undefined {
-    const d = this.sink.health();
-    return d ? { ...d, sink: 'ingest_log' } : undefined;
+    return this.sink.health();
   }
 
   start(): Promise<void> {

@@ -78,9 +78,9 @@ export class JsonlHistorySink implements EventSink {
     this.fsyncIntervalMs = opts.fsyncIntervalMs ?? 1_000;
     this.openFn = opts.open ?? open;
     const log = opts.log ?? silentLogger;
-    this.latch = new HealthLatch('log', log, {
-      failing: 'the event log cannot be written: hooks are refused (503) until it can; /healthz is degraded',
-      recovered: 'the event log is writable again',
+    this.latch = new HealthLatch(opts.latch?.sink ?? 'log', log, {
+      failing: opts.latch?.failing ?? 'the event log cannot be written: hooks are refused (503) until it can; /healthz is degraded',
+      recovered: opts.latch?.recovered ?? 'the event log is writable again',
     });
     this.sync = new HistorySync(this.dir, (err) => (err === undefined ? this.latch.recover('fsync') : this.failed('fsync', err)));
     this.handles = new HandlePool(this.dir, this.openFn, log, this.sync, (f) => this.forgetIfIdle(f));

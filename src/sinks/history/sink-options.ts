@@ -15,6 +15,8 @@ export interface JsonlHistorySinkOptions {
   readonly subdir?: string;
   /** files may sit one directory below it (`ingest/{agent}/{session}.jsonl`, foreign-history.ts) */
   readonly nested?: boolean;
+  /** how its health is named and worded on /healthz and stderr (the Hermes log's by default) */
+  readonly latch?: { readonly sink: string; readonly failing: string; readonly recovered: string };
 }
 
 /** Whether `file` sits in `dir` (or, `nested`, in one directory directly below it): a path can never leave the history dir. */

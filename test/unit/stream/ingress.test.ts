@@ -8,6 +8,8 @@ import { checkEnvelope } from '../../../src/stream/envelope-check.js';
 import { BridgeIngress, type IngressLog } from '../../../src/stream/ingress.js';
 import type { WireEvent } from '../../../src/stream/wire.js';
 import { MiniHub } from '../../support/mini-hub.js';
+import { FaultyDisk } from '../../support/faulty-fs.js';
+import { waitFor } from '../../support/processes.js';
 
 const roots: string[] = [];
 const histories: ForeignHistory[] = [];
@@ -159,5 +161,27 @@ describe('BridgeIngress (AEP-0001 §7.4 dedupe, AEP-0003 §3.1 history, §5 fan-
     expect(hub.held).toHaveLength(1);
     expect(ingress.stats()['mirror_errors']).toBe(1);
     expect(readdirSync(path.join(root, 'ingest', 'claude-code'))).toEqual(['s_1.jsonl']);
+  });
+
+  it('a full disk: the batch is refused (503 at the route), ingest/ is degraded, and once space returns the events land once, in order', async () => {
+    const root = mkdtempSync(path.join(os.tmpdir(), 'aep-ingress-'));
+    const disk = new FaultyDisk();
+    const hub = new MiniHub();
+    const history = new ForeignHistory({ historyDir: root, queueMax: 100, fsyncIntervalMs: 0, open: disk.open });
+    histories.push(history);
+    const ingress = new BridgeIngress({ hub, history });
+    const first = line({ id: 'a1', session: 's_1' });
+    await ingress.ingest([first]);
+    disk.remaining = 10;
+    const held = line({ id: 'a2', session: 's_1', seq: 1 });
+    expect(await ingress.ingest([held])).toMatchObject({ status: 'refused' });
+    expect(history.health()).toMatchObject({ sink: 'ingest_log' });
+    // while failing, new batches are refused before anything is written
+    expect(await ingress.ingest([line({ id: 'a3', session: 's_1', seq: 2 })])).toMatchObject({ status: 'refused' });
+    disk.remaining = Number.POSITIVE_INFINITY;
+    await waitFor('the held line landed and was published', () => (hub.held.length === 2 ? true : undefined), 5_000);
+    await waitFor('recovered', () => (history.refusal() === undefined ? true : undefined), 5_000);
+    expect(await ingress.ingest([held, line({ id: 'a3', session: 's_1', seq: 2 })])).toEqual({ status: 'accepted', accepted: 1, duplicates: 1 });
+    expect(readLines(path.join(root, 'ingest', 'claude-code', 's_1.jsonl')).map((l) => JSON.parse(l).id)).toEqual(['a1', 'a2', 'a3']);
   });
 });

@@ -4,13 +4,11 @@ import type { HookPipeline } from './pipeline.js';
 import { pinoOf, type Logger } from './diagnostics.js';
 import type { EnvelopeRecorder } from './envelope-recorder.js';
 import type { Degradation } from '../sinks/health-latch.js';
-import { JsonBodyParser } from './json-body.js';
-import { MAX_DEPTH, nestsDeeperThan } from './json-depth.js';
+import { JsonBodyParser, knownDepth } from './json-body.js';
 import { DEFAULT_MAX_BODY_NODES } from '../config/config.js';
 import type { RequestGuard } from '../transport/request-guard.js';
-import type { StreamHttpDeps } from '../stream/http/deps.js';
-import { streamRoutes } from '../stream/http/stream-routes.js';
 import { DROPPED_HEADER, type DropReports } from '../transport/drop-report.js';
+import { streamRoutes, type StreamHttpDeps } from '../stream/http/stream-routes.js';
 
 export interface ServerDeps {
   readonly pipeline: HookPipeline;
@@ -29,11 +27,37 @@ export interface ServerDeps {
   readonly guard?: RequestGuard;
   /** the plugin transport's drop counts (a request header), for /healthz `transport.plugin` */
   readonly dropReports?: DropReports;
-  /** the embedded AEP endpoint's HTTP routes (discovery, ingest, SSE): src/stream/http */
+  /** the AEP stream bindings (discovery, POST /events, GET /stream): registered when given */
   readonly stream?: StreamHttpDeps;
 }
 
-export { MAX_DEPTH, nestsDeeperThan } from './json-depth.js';
+/** Hermes payloads nest a handful of levels; the bound keeps every recursive walk (digest, redaction) safe. */
+export const MAX_DEPTH = 64;
+
+/**
+ * Iterative, so a hostile body cannot blow the stack while being measured; no
+ * allocation per node. A body parsed by json-body.ts was measured by its scan
+ * already: that answer is used instead of walking it again.
+ */
+export function nestsDeeperThan(value: unknown, limit: number): boolean {
+  const known = knownDepth(value);
+  if (known !== undefined) return known > limit;
+  const values: unknown[] = [value];
+  const depths: number[] = [0];
+  const push = (child: unknown, d: number) => {
+    if (typeof child !== 'object' || child === null) return;
+    values.push(child);
+    depths.push(d);
+  };
+  while (values.length > 0) {
+    const v = values.pop() as object;
+    const d = depths.pop()!;
+    if (d >= limit) return true;
+    if (Array.isArray(v)) for (const child of v) push(child, d + 1);
+    else for (const k in v) push((v as Record<string, unknown>)[k], d + 1);
+  }
+  return false;
+}
 
 /** Fixed, content-free messages for every way a request can be refused. */
 const REFUSALS: Readonly<Record<string, { status: number; error: string; message: string }>> = {

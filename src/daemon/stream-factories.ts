@@ -1,5 +1,5 @@
 import { compileFilter } from '../stream/attr-match.js';
-import { parseFrom } from '../stream/resume-from.js';
+import { parseFrom, parseLastEventId } from '../stream/resume-from.js';
 import { createSocketEndpoint } from '../stream/socket/endpoint.js';
 import { StreamAuth } from '../stream/stream-auth.js';
 import { StreamHub } from '../stream/stream-hub.js';
@@ -25,6 +25,7 @@ export const streamFactories: StreamFactories = {
       ingestMaxEvents: d.ingestMaxEvents,
       maxBodyBytes: d.maxBodyBytes,
       ownSourcePrefix: d.ownSourcePrefix,
+      parsers: { compileFilter, parseFrom, parseLastEventId },
       log: d.log,
     },
   }),

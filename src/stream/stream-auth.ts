@@ -2,93 +2,70 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { transportOf } from '../transport/request-guard.js';
 
-/** What a request may do on the stream surface: authenticated (ingest, command) or watch only. */
+/** What a stream request may do: everything, or read only (no token configured and none offered). */
 export type StreamAccess = { readonly kind: 'authenticated' } | { readonly kind: 'watch'; readonly browser: boolean };
 
-/** A refused request: an HTTP status and a fixed reason (never the credential, never the URL). */
 export interface StreamRefusal {
   readonly status: 401 | 403;
   readonly body: { readonly error: string; readonly message: string };
 }
 
-export const isRefusal = (a: StreamAccess | StreamRefusal): a is StreamRefusal => 'status' in a;
+export interface StreamAuthOptions {
+  /** AEP_TOKEN: when set, every TCP stream request must present it */
+  readonly token?: string;
+  /** AEP_ALLOWED_ORIGINS: web origins that may read the stream (never write) */
+  readonly allowedOrigins: readonly string[];
+}
 
 const sha256 = (s: string) => createHash('sha256').update(s, 'utf8').digest();
 
-const WRONG_TOKEN: StreamRefusal = {
-  status: 401,
-  body: { error: 'unauthorized', message: 'this stream needs Authorization: Bearer <AEP_TOKEN>' },
-};
-const WATCH_ONLY: StreamRefusal = {
-  status: 401,
-  body: { error: 'unauthorized', message: 'watch-only over TCP: set AEP_TOKEN on the daemon and present it to ingest or command' },
-};
-const ORIGIN: StreamRefusal = {
-  status: 403,
-  body: { error: 'forbidden_origin', message: 'requests made by web pages are refused unless their origin is in AEP_ALLOWED_ORIGINS (reading only)' },
-};
-
-/** The paths whose GET may carry the token as `?access_token=` (browser EventSource and WebSocket cannot set headers; AEP-0003 §8.1). */
+/** Paths where a browser `EventSource`/`WebSocket` may carry the token in the query (AEP-0003 §8.1). */
 const QUERY_TOKEN_PATHS = new Set(['/stream', '/socket']);
 
+const NO_TOKEN = { error: 'unauthorized', message: 'this needs Authorization: Bearer <AEP_TOKEN>' };
+const WATCH_ONLY = { error: 'unauthorized', message: 'set AEP_TOKEN to ingest or command over TCP' };
+const ORIGIN = { error: 'forbidden_origin', message: 'this web origin may not use the stream (AEP_ALLOWED_ORIGINS, read only)' };
+
+/** The Bearer credential of a request, from the header or (GET /stream, /socket) the `access_token` query; never logged. */
+function credentialOf(req: IncomingMessage): string | undefined {
+  const m = /^Bearer[ ]+(\S+)[ ]*$/i.exec(req.headers.authorization ?? '');
+  if (m) return m[1];
+  if (req.headers.authorization !== undefined) return '';
+  const url = req.url ?? '/';
+  const q = url.indexOf('?');
+  const path = q < 0 ? url : url.slice(0, q);
+  if (req.method !== 'GET' || !QUERY_TOKEN_PATHS.has(path) || q < 0) return undefined;
+  const t = new URLSearchParams(url.slice(q + 1)).get('access_token');
+  return t ?? undefined;
+}
+
 /**
- * Who may do what on the AEP stream (AEP-0003 §8, §11; AEP-0004 §4.1):
- * - over the Unix socket (owner-only): authenticated;
- * - over TCP with `AEP_TOKEN` set: the token is required for everything
- *   (`Authorization: Bearer`, or `?access_token=` on `/stream` and `/socket`),
- *   compared in constant time; a missing or wrong one is 401;
- * - over TCP without `AEP_TOKEN`: watch-only (read; ingest and commands 401);
- * - a request with an `Origin` (a web page) is refused 403 unless its origin
- *   is allowed AND it only reads.
+ * Who may use the stream endpoints (AEP-0003 §8.1, §11): the Unix socket is
+ * trusted; over TCP a bearer token (compared in constant time), or, with no
+ * AEP_TOKEN configured, read-only watching. A web page (Origin header) may
+ * only read, and only from an allowed origin.
  */
 export class StreamAuth {
-  readonly refused = { token: 0, origin: 0, watch_only: 0 };
   private readonly digest: Buffer | undefined;
   private readonly origins: ReadonlySet<string>;
 
-  constructor(o: { readonly token?: string; readonly allowedOrigins: readonly string[] }) {
+  constructor(o: StreamAuthOptions) {
     this.digest = o.token === undefined ? undefined : sha256(o.token);
-    this.origins = new Set(o.allowedOrigins);
+    this.origins = new Set(o.allowedOrigins.map((s) => s.trim().toLowerCase().replace(/\/+$/, '')));
   }
 
   check(req: IncomingMessage, need: 'read' | 'write'): StreamAccess | StreamRefusal {
     const origin = req.headers.origin;
     const browser = origin !== undefined;
-    if (browser && (need === 'write' || !this.origins.has(origin))) {
-      this.refused.origin++;
-      return ORIGIN;
-    }
-    if (transportOf(req) === 'unix') return browser ? { kind: 'watch', browser } : { kind: 'authenticated' };
-    const presented = this.credential(req);
+    if (browser && (need !== 'read' || !this.origins.has(origin.trim().toLowerCase()))) return { status: 403, body: ORIGIN };
+    if (transportOf(req) === 'unix') return { kind: 'authenticated' };
+    const offered = credentialOf(req);
     if (this.digest) {
-      if (presented === undefined || !timingSafeEqual(sha256(presented), this.digest)) {
-        this.refused.token++;
-        return WRONG_TOKEN;
-      }
-      return browser ? { kind: 'watch', browser } : { kind: 'authenticated' };
+      const ok = timingSafeEqual(sha256(offered ?? ''), this.digest) && offered !== undefined;
+      return ok ? { kind: 'authenticated' } : { status: 401, body: NO_TOKEN };
     }
-    if (need === 'write') {
-      this.refused.watch_only++;
-      return WATCH_ONLY;
-    }
-    return { kind: 'watch', browser };
-  }
-
-  /** The bearer token of the request: the header, or the query parameter where a browser cannot send one. */
-  private credential(req: IncomingMessage): string | undefined {
-    const m = /^Bearer[ ]+(\S+)[ ]*$/i.exec(req.headers.authorization ?? '');
-    if (m) return m[1];
-    if (req.method !== 'GET') return undefined;
-    let u: URL;
-    try {
-      u = new URL(req.url ?? '/', 'http://localhost');
-    } catch {
-      return undefined;
-    }
-    return QUERY_TOKEN_PATHS.has(u.pathname) ? (u.searchParams.get('access_token') ?? undefined) : undefined;
-  }
-
-  stats(): { refused: { token: number; origin: number; watch_only: number } } {
-    return { refused: { ...this.refused } };
+    return need === 'read' ? { kind: 'watch', browser } : { status: 401, body: WATCH_ONLY };
   }
 }
+
+export const isRefusal = (a: StreamAccess | StreamRefusal): a is StreamRefusal => 'status' in a;

@@ -56,17 +56,20 @@ export interface GuardOptions {
   readonly allowedHosts?: readonly string[];
   /**
    * The hook token. When set, every request that did not come over the Unix
-   * socket must carry `Authorization: Bearer <token>`, except `GET /healthz` and the AEP stream routes (their own rules: src/stream/stream-auth.ts).
+   * socket must carry `Authorization: Bearer <token>`, except `GET /healthz`.
    */
   readonly token?: string;
 }
 
+/**
+ * The AEP stream's paths (AEP-0003 §3): their token and Origin rules are the
+ * stream's own (StreamAuth, AEP_TOKEN); the guard checks only their Host.
+ */
+export const STREAM_PATHS: ReadonlySet<string> = new Set(['/events', '/.well-known/aep', '/stream', '/socket']);
+
 const REFUSE_HOST = { error: 'forbidden_host', message: "Host must be localhost, 127.0.0.1, [::1] or one of the daemon's own names" };
 const REFUSE_ORIGIN = { error: 'forbidden_origin', message: 'requests made by web pages (with an Origin header) are refused' };
 const REFUSE_TOKEN = { error: 'unauthorized', message: 'over TCP this needs Authorization: Bearer <the hook token>' };
-
-/** The AEP stream's HTTP routes (AEP-0003 §3): their Origin and token rules are the stream's own (AEP_TOKEN, AEP_ALLOWED_ORIGINS). */
-export const STREAM_ROUTES: ReadonlySet<string> = new Set(['/events', '/.well-known/aep', '/stream']);
 
 const sha256 = (s: string) => createHash('sha256').update(s, 'utf8').digest();
 
@@ -89,6 +92,19 @@ export class RequestGuard {
     this.tokenDigest = o.token === undefined ? undefined : sha256(o.token);
   }
 
+  /** Whether a Host header names this daemon (DNS-rebinding defence); public for the WebSocket upgrade path. */
+  hostAllowed(hostHeader: string | undefined): boolean {
+    const name = hostName(hostHeader);
+    return name !== undefined && this.allowed.has(name);
+  }
+
+  /** A stream route: its token and Origin rules are checked by the route (AEP-0003 §8.1), not here. */
+  private isStreamPath(url: string | undefined): boolean {
+    const u = url ?? '/';
+    const q = u.indexOf('?');
+    return STREAM_PATHS.has(q < 0 ? u : u.slice(0, q));
+  }
+
   /** Constant time in the token's content (both sides are hashed to one length first). */
   private tokenMatches(header: string | undefined): boolean {
     if (!this.tokenDigest) return true;
@@ -96,15 +112,8 @@ export class RequestGuard {
     return timingSafeEqual(sha256(m?.[1] ?? ''), this.tokenDigest) && m !== null;
   }
 
-  /** Whether a Host header names this daemon (the check every request and WebSocket upgrade passes first). */
-  hostAllowed(host: string | undefined): boolean {
-    const name = hostName(host);
-    return name !== undefined && this.allowed.has(name);
-  }
-
   readonly onRequest = async (req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> => {
-    // the AEP stream's routes decide Origin and credentials themselves (src/stream/stream-auth.ts): the Host check stays
-    const stream = STREAM_ROUTES.has(req.routeOptions.url ?? '');
+    const stream = this.isStreamPath(req.raw.url);
     if (req.headers.origin !== undefined && !stream) {
       this.refused.origin++;
       return reply.code(403).send(REFUSE_ORIGIN);
@@ -113,8 +122,9 @@ export class RequestGuard {
       this.refused.host++;
       return reply.code(403).send(REFUSE_HOST);
     }
+    if (stream) return undefined;
     const health = (req.method === 'GET' || req.method === 'HEAD') && req.routeOptions.url === '/healthz';
-    if (this.tokenDigest && transportOf(req.raw) !== 'unix' && !health && !stream && !this.tokenMatches(req.headers.authorization)) {
+    if (this.tokenDigest && transportOf(req.raw) !== 'unix' && !health && !this.tokenMatches(req.headers.authorization)) {
       this.refused.token++;
       return reply.code(401).header('www-authenticate', 'Bearer').send(REFUSE_TOKEN);
     }

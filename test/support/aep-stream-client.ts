@@ -97,7 +97,8 @@ export class WsConsumer {
   closed = false;
   private constructor(private readonly ws: WebSocket) {
     ws.on('message', (data, isBinary) => {
-      if (!isBinary) this.frames.push(data.toString('utf8'));
+      if (!isBinary)
+        this.frames.push(Buffer.isBuffer(data) ? data.toString('utf8') : Buffer.concat(Array.isArray(data) ? data : [Buffer.from(data)]).toString('utf8'));
     });
     ws.on('close', () => (this.closed = true));
   }
@@ -128,7 +129,10 @@ export class WsConsumer {
 
   /** the Event frames (a `type` with a dot), as received */
   eventLines(): string[] {
-    return this.frames.filter((f) => String((JSON.parse(f) as { type?: unknown }).type ?? '').includes('.'));
+    return this.frames.filter((f) => {
+      const type = (JSON.parse(f) as { type?: unknown }).type;
+      return typeof type === 'string' && type.includes('.');
+    });
   }
 
   close(): void {

@@ -1,19 +1,32 @@
 import type { Logger } from '../../daemon/diagnostics.js';
-import type { Ingress, StreamHubApi } from '../hub-types.js';
 import type { StreamAuth } from '../stream-auth.js';
+import type { EventFilter, Ingress, StreamHubApi } from '../hub-types.js';
+import type { Position } from '../wire.js';
 
-/** What the stream's HTTP routes are built from (the daemon's wiring: src/daemon/stream-factories.ts). */
+/** A parse that fails closed with a content-free reason. */
+export type Parsed<T> = ({ readonly ok: true } & T) | { readonly ok: false; readonly detail: string };
+
+/** The subscription parsers (AEP-0003 §6.1/§6.2, §7): `src/stream/attr-match.ts` and `src/stream/resume-from.ts`. */
+export interface SubscriptionParsers {
+  compileFilter(json: unknown): Parsed<{ filter: EventFilter }>;
+  parseFrom(json: unknown): Parsed<{ from: readonly Position[] | 'all' }>;
+  parseLastEventId(s: string): Position | undefined;
+}
+
+/** What the stream routes need (the daemon builds it; tests build small ones). */
 export interface StreamHttpDeps {
   readonly hub: StreamHubApi;
   readonly ingress: Ingress;
   readonly auth: StreamAuth;
-  /** SSE `: ping` interval */
+  readonly parsers: SubscriptionParsers;
+  /** `: ping` comment interval on every SSE response */
   readonly heartbeatMs: number;
-  /** events one POST may carry (413 past it) */
+  /** events one POST may carry */
   readonly ingestMaxEvents: number;
-  /** bytes one POST may carry (413 past it) */
   readonly maxBodyBytes: number;
-  /** events from this source prefix are this daemon's own emitter's: never taken from outside */
+  /** JSON values + keys an ingest body may hold (AEP_MAX_BODY_NODES) */
+  readonly maxBodyNodes?: number;
+  /** `aep://{host}/agent/hermes/`: this daemon's own emitter, which nobody else may speak for */
   readonly ownSourcePrefix: string;
   readonly log: Logger;
 }

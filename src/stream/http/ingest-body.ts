@@ -1,53 +1,69 @@
-import { nestsDeeperThan } from '../../daemon/json-depth.js';
+import { scanJson, type ScanLimits } from '../../daemon/json-scan.js';
 import { checkEnvelope, lineOf } from '../envelope-check.js';
 import type { WireEvent } from '../wire.js';
 
-/** How deep an ingested event may nest (the hook path's bound: every walk after it stays safe). */
-export const INGEST_MAX_DEPTH = 64;
-
-export type IngestParse =
-  | { readonly ok: true; readonly events: readonly WireEvent[] }
-  | { readonly ok: false; readonly status: 400 | 413; readonly error: string; readonly detail: string };
-
-const invalid = (detail: string): IngestParse => ({ ok: false, status: 400, error: 'invalid-event', detail });
-
-/**
- * The events of one `POST /events` body (AEP-0003 §3.2): one JSON event
- * (`application/json`) or one per line (`application/x-ndjson`, blank lines
- * ignored, order kept). Every event is checked before any is taken: the
- * first failing line is named (1-based) and the whole batch refused. Each
- * event keeps the bytes it arrived with (`lineOf`).
- */
-export function parseIngestBody(
-  body: string,
-  kind: 'json' | 'ndjson',
-  o: { readonly maxEvents: number; readonly ownSourcePrefix: string },
-): IngestParse {
-  const texts = kind === 'json' ? [body] : body.split('\n');
-  const events: WireEvent[] = [];
-  for (let i = 0; i < texts.length; i++) {
-    const text = texts[i]!;
-    if (kind === 'ndjson' && text.trim() === '') continue;
-    if (events.length >= o.maxEvents) return { ok: false, status: 413, error: 'too-many-events', detail: `at most ${o.maxEvents} events per request (AEP_INGEST_MAX_EVENTS)` };
-    const where = kind === 'json' ? 'body' : `line ${i + 1}`;
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(text);
-    } catch {
-      return invalid(`${where}: not valid JSON`);
-    }
-    if (nestsDeeperThan(parsed, INGEST_MAX_DEPTH)) return invalid(`${where}: nests deeper than ${INGEST_MAX_DEPTH} levels`);
-    const checked = checkEnvelope(parsed, lineOf(text, parsed));
-    if (!checked.ok) return invalid(`${where}: ${checked.detail}`);
-    if (checked.wire.source.startsWith(o.ownSourcePrefix)) return invalid(`${where}: source belongs to this daemon's own emitter (hermes); it is never taken from outside`);
-    events.push(checked.wire);
-  }
-  if (events.length === 0) return invalid('no event in the body');
-  return { ok: true, events };
+/** Why a batch is refused whole (AEP-0003 §3.2.3): the status and a content-free reply. */
+export interface IngestRefusal {
+  readonly status: 400 | 413;
+  readonly body: { readonly error: string; readonly detail: string };
 }
 
-/** The `AEP-Version` request header (AEP-0003 §3.2 rule 2): whether this endpoint speaks its major version. */
-export function versionSupported(header: string | string[] | undefined): boolean {
-  const v = Array.isArray(header) ? header[0] : header;
-  return typeof v === 'string' && /^0\.\d+$/.test(v.trim());
+export interface IngestLimits extends ScanLimits {
+  readonly maxEvents: number;
+  /** sources that start with this are this daemon's own emitter */
+  readonly ownSourcePrefix: string;
+}
+
+const invalid = (n: number, detail: string): IngestRefusal => ({ status: 400, body: { error: 'invalid-event', detail: `line ${n}: ${detail}` } });
+const tooMany = (detail: string): IngestRefusal => ({ status: 413, body: { error: 'too-large', detail } });
+
+/** The pieces of a body to check: the whole of a JSON body, each non-blank line of an NDJSON one (order kept). */
+function piecesOf(body: Buffer, ndjson: boolean): { n: number; bytes: Buffer }[] {
+  if (!ndjson) return [{ n: 1, bytes: body }];
+  const out: { n: number; bytes: Buffer }[] = [];
+  let start = 0;
+  let n = 0;
+  while (start <= body.length) {
+    let end = body.indexOf(0x0a, start);
+    if (end < 0) end = body.length;
+    n++;
+    const piece = body.subarray(start, end);
+    if (piece.toString('latin1').trim() !== '') out.push({ n, bytes: piece });
+    start = end + 1;
+  }
+  return out;
+}
+
+/**
+ * One ingest body (AEP-0003 §3.2) to wire events, all or nothing: each piece
+ * is scanned against the node and depth caps before it is parsed, then
+ * checked as an envelope (AEP-0001 §5); its bytes are kept as received.
+ */
+export function parseIngestBody(body: Buffer, ndjson: boolean, limits: IngestLimits): { ok: true; wires: WireEvent[] } | { ok: false; refusal: IngestRefusal } {
+  const pieces = piecesOf(body, ndjson);
+  if (pieces.length === 0) return { ok: false, refusal: invalid(1, 'the body holds no event') };
+  if (pieces.length > limits.maxEvents) return { ok: false, refusal: tooMany(`more than ${limits.maxEvents} events in one request`) };
+  let nodes = 0;
+  const wires: WireEvent[] = [];
+  for (const { n, bytes } of pieces) {
+    const scan = scanJson(bytes, { maxNodes: limits.maxNodes - nodes, maxDepth: limits.maxDepth });
+    if (!scan.ok) {
+      if (scan.reason === 'too_many_nodes') return { ok: false, refusal: tooMany('the body holds more JSON values and keys than AEP_MAX_BODY_NODES') };
+      return { ok: false, refusal: invalid(n, `nests deeper than ${limits.maxDepth} levels`) };
+    }
+    nodes += scan.nodes;
+    let text = bytes.toString('utf8');
+    if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch {
+      return { ok: false, refusal: invalid(n, 'not valid JSON') };
+    }
+    const checked = checkEnvelope(value, lineOf(text, value));
+    if (!checked.ok) return { ok: false, refusal: invalid(n, checked.detail) };
+    if (checked.wire.source.startsWith(limits.ownSourcePrefix)) return { ok: false, refusal: invalid(n, "source is this daemon's own emitter") };
+    wires.push(checked.wire);
+  }
+  return { ok: true, wires };
 }

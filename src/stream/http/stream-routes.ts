@@ -1,100 +1,60 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Subscription } from '../hub-types.js';
 import { isRefusal } from '../stream-auth.js';
 import type { StreamHttpDeps } from './deps.js';
-import { AEP_VERSIONS, discoveryDocument } from './discovery.js';
-import { parseIngestBody, versionSupported } from './ingest-body.js';
-import { readSseRequest } from './sse-request.js';
-import { sseSink } from './sse-sink.js';
+import { discoveryDocument } from './discovery.js';
+import { ingestHandler } from './ingest-route.js';
+import { ingestMediaType, readRawBody, StreamHttpError } from './raw-body.js';
+import { sseHandler, type OpenStreams } from './sse-route.js';
+import { VERSION_REFUSAL, versionSupported } from './version-gate.js';
 
-const NDJSON = 'application/x-ndjson';
+export type { StreamHttpDeps } from './deps.js';
 
-/** The refusal every binding shares for a body the route cannot take; fixed reasons only. */
-const MEDIA = { error: 'unsupported-media-type', message: `content-type must be application/json (one event) or ${NDJSON} (a batch)` };
+const UNSUPPORTED_MEDIA = { error: 'unsupported-media-type', detail: 'content-type must be application/json or application/x-ndjson' };
 
 /**
- * The embedded AEP endpoint's HTTP routes (AEP-0003 §3.2–§3.4): discovery,
- * ingest and the SSE stream, in their own encapsulated context (their body
- * parsers keep the raw text, so an ingested event's bytes are what it
- * arrived with). The WebSocket `/socket` is served by the listeners' upgrade
- * handler (src/stream/socket).
+ * The AEP HTTP bindings (AEP-0003 §3.2–§3.4) as an encapsulated fastify
+ * plugin: its own body parser (raw bytes, bounded), its own error replies,
+ * and access per request (`StreamAuth`: read for discovery and the stream,
+ * write for ingest) before any body is read.
  */
-export function streamRoutes(d: StreamHttpDeps) {
-  return async (app: FastifyInstance): Promise<void> => {
+export function streamRoutes(deps: StreamHttpDeps) {
+  return async function plugin(app: FastifyInstance): Promise<void> {
+    const open: OpenStreams = new Set();
     app.removeAllContentTypeParsers();
-    for (const type of ['application/json', NDJSON])
-      app.addContentTypeParser(type, { parseAs: 'string', bodyLimit: d.maxBodyBytes }, (_req, body, done) => done(null, body));
-
+    app.addContentTypeParser('*', (req: FastifyRequest, payload: NodeJS.ReadableStream) => {
+      if (!ingestMediaType(req.headers['content-type'])) return Promise.reject(new StreamHttpError(415, UNSUPPORTED_MEDIA));
+      return readRawBody(payload, deps.maxBodyBytes, req.headers['content-length']);
+    });
     app.setErrorHandler((err, _req, reply) => {
+      if (err instanceof StreamHttpError) return reply.code(err.statusCode).send(err.body);
       const code = (err as { code?: string }).code ?? '';
-      if (code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return reply.code(415).send(MEDIA);
-      if (code === 'FST_ERR_CTP_BODY_TOO_LARGE') return reply.code(413).send({ error: 'too-large', message: 'body exceeds AEP_MAX_BODY_BYTES' });
-      if (code === 'FST_ERR_CTP_EMPTY_JSON_BODY') return reply.code(400).send({ error: 'invalid-event', detail: 'body is empty' });
-      d.log.error('stream request failed', { code: code || (err as Error).name });
-      return reply.code(500).send({ error: 'internal', message: 'the daemon could not process this request' });
+      if (code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return reply.code(415).send(UNSUPPORTED_MEDIA);
+      if (code === 'FST_ERR_CTP_BODY_TOO_LARGE') return reply.code(413).send({ error: 'too-large', detail: 'body exceeds AEP_MAX_BODY_BYTES' });
+      deps.log.error('stream request failed', { code: code || (err as Error).name });
+      return reply.code(500).send({ error: 'internal', detail: 'the daemon could not process this request' });
     });
 
-    const discovery = (req: FastifyRequest, reply: FastifyReply) => {
-      const access = d.auth.check(req.raw, 'read');
-      if (isRefusal(access)) return reply.code(access.status).send(access.body);
-      return reply.code(200).header('cache-control', 'no-store').send(discoveryDocument(d.hub));
-    };
-    app.get('/events', discovery);
-    app.get('/.well-known/aep', discovery);
-
-    app.post('/events', async (req, reply) => {
-      // the version gate first: the versions spoken are public (the discovery document), the body is read only once authorised
-      if (!versionSupported(req.headers['aep-version'])) return reply.code(426).send({ versions: [...AEP_VERSIONS] });
-      const access = d.auth.check(req.raw, 'write');
-      if (isRefusal(access)) return reply.code(access.status).send(access.body);
-      const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
-      const parsed = parseIngestBody(typeof req.body === 'string' ? req.body : '', type === NDJSON ? 'ndjson' : 'json', {
-        maxEvents: d.ingestMaxEvents,
-        ownSourcePrefix: d.ownSourcePrefix,
-      });
-      if (!parsed.ok) return reply.code(parsed.status).send({ error: parsed.error, detail: parsed.detail });
-      const outcome = await d.ingress.ingest(parsed.events);
-      if (outcome.status === 'refused') return reply.code(503).send({ error: 'unavailable', message: 'the history cannot take events now; nothing was taken', reason: outcome.reason });
-      return reply.code(202).send({ accepted: outcome.accepted, duplicates: outcome.duplicates });
-    });
-
-    app.get('/stream', (req, reply) => {
-      const access = d.auth.check(req.raw, 'read');
-      if (isRefusal(access)) return reply.code(access.status).send(access.body);
-      const asked = readSseRequest(req.query as Record<string, unknown>, req.headers['last-event-id']);
-      if (!asked.ok) return reply.code(400).send({ error: 'invalid-filter', detail: asked.detail });
-      const res = reply.raw;
-      let started = false;
-      let ended = false;
-      let heartbeat: NodeJS.Timeout | undefined;
-      let subscription: Subscription | undefined;
-      const start = () => {
-        if (started) return;
-        started = true;
-        reply.hijack();
-        res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', 'x-accel-buffering': 'no', connection: 'keep-alive' });
-        res.flushHeaders();
-        heartbeat = setInterval(() => !res.writableEnded && res.write(': ping\n\n'), d.heartbeatMs);
-        heartbeat.unref();
-      };
-      const end = () => {
-        if (ended) return;
-        ended = true;
-        clearInterval(heartbeat);
-        subscription?.close();
-        if (!res.writableEnded) res.end();
-      };
-      const live = asked.spec.live !== false;
-      const sub = d.hub.subscribe(asked.spec, sseSink(res, { start, end, live }));
-      if ('code' in sub) {
-        if (started) return end();
-        return reply.code(429).send({ error: sub.code, detail: sub.detail });
+    const access = (need: 'read' | 'write') => async (req: FastifyRequest, reply: FastifyReply) => {
+      // the version gate first: the versions spoken are public (the discovery document says them)
+      if (need === 'write' && !versionSupported(req.headers['aep-version'])) return reply.code(426).send(VERSION_REFUSAL);
+      const a = deps.auth.check(req.raw, need);
+      if (isRefusal(a)) {
+        // the route pattern, never the URL: a query may carry `access_token` (AEP-0003 §8.1)
+        deps.log.debug('stream request refused', { status: a.status, route: req.routeOptions.url ?? '' });
+        if (a.status === 401) void reply.header('www-authenticate', 'Bearer');
+        return reply.code(a.status).send(a.body);
       }
-      subscription = sub;
-      start();
-      req.raw.on('close', end);
-      if (ended) sub.close();
       return undefined;
+    };
+
+    const discovery = async (_req: FastifyRequest, reply: FastifyReply) => reply.type('application/json').send(discoveryDocument(deps.hub));
+    app.get('/events', { onRequest: access('read') }, discovery);
+    app.get('/.well-known/aep', { onRequest: access('read') }, discovery);
+    app.post('/events', { onRequest: access('write'), bodyLimit: deps.maxBodyBytes }, ingestHandler(deps));
+    app.get('/stream', { onRequest: access('read') }, sseHandler(deps, open));
+
+    app.addHook('preClose', async () => {
+      for (const s of [...open]) s.kick('daemon stopping');
     });
   };
 }

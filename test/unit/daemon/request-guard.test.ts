@@ -4,6 +4,7 @@ import { hostName, RequestGuard } from '../../../src/transport/request-guard.js'
 import { SENTINEL } from '../../support/scripted-session.js';
 
 const TOKEN = 'cd'.repeat(32);
+const hook0 = JSON.stringify({ hook_event_name: 'on_session_start', session_id: 's1' });
 const hook = JSON.stringify({ hook_event_name: 'on_session_start', session_id: 's1', extra: { telemetry_schema_version: SENTINEL } });
 
 describe('Host header names', () => {
@@ -69,5 +70,39 @@ describe('the request guard (in process: no listener tag, so the token is always
     expect((await d.app.inject({ method: 'GET', url: '/healthz' })).statusCode).toBe(200);
     expect((await d.app.inject({ method: 'GET', url: '/nope' })).statusCode).toBe(401);
     expect(g.stats()).toEqual({ refused: { host: 0, origin: 0, token: 6 } });
+  });
+});
+
+describe('the request guard and the AEP stream routes', () => {
+  it('hostAllowed: the same Host rule, public for the WebSocket upgrade path', () => {
+    const g = new RequestGuard({ boundHost: '0.0.0.0', allowedHosts: ['box.lan'] });
+    expect([g.hostAllowed('127.0.0.1:8393'), g.hostAllowed('[::1]'), g.hostAllowed('BOX.lan:1'), g.hostAllowed('0.0.0.0:8393')]).toEqual([
+      true,
+      true,
+      true,
+      false,
+    ]);
+    expect([g.hostAllowed(undefined), g.hostAllowed('evil.example'), g.hostAllowed('a:b:c')]).toEqual([false, false, false]);
+  });
+
+  it('the hook token and the Origin refusal narrow to non-stream routes; the Host check does not', async () => {
+    const d = inProcessDaemon({ guard: new RequestGuard({ token: TOKEN }) });
+    try {
+      // no stream routes registered here: passing the guard means reaching the 404
+      for (const url of ['/events', '/.well-known/aep', '/stream?access_token=x', '/socket']) {
+        const r = await d.app.inject({ method: 'GET', url, headers: { host: 'localhost', origin: 'https://dash.example' } });
+        expect([url, r.statusCode]).toEqual([url, 404]);
+        const rebound = await d.app.inject({ method: 'GET', url, headers: { host: 'evil.example' } });
+        expect([url, rebound.statusCode]).toEqual([url, 403]);
+      }
+      for (const url of ['/events/', '/streams', '/hook?x=/stream']) {
+        const r = await d.app.inject({ method: 'GET', url, headers: { host: 'localhost' } });
+        expect([url, r.statusCode]).toEqual([url, 401]);
+      }
+      const hook = await d.app.inject({ method: 'POST', url: '/hook', payload: hook0, headers: { host: 'localhost', 'content-type': 'application/json' } });
+      expect(hook.statusCode).toBe(401);
+    } finally {
+      await d.app.close();
+    }
   });
 });

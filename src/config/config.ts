@@ -62,7 +62,7 @@ const daemonSettings = z
     AEP_ALLOWED_ORIGINS: listOf('origins (scheme://host[:port], no path)', isOrigin).default([]),
     AEP_STREAM_BUFFER: int(1, 1_000_000).default(1_000),
     AEP_STREAM_SESSIONS: int(1, 1_000_000).default(1_000),
-    AEP_STREAM_MAX_BYTES: int(1024 * 1024, 64 * 1024 * 1024 * 1024).default(128 * 1024 * 1024),
+    AEP_STREAM_MAX_BYTES: int(1024 * 1024, 64 * 1024 * 1024 * 1024).default(32 * 1024 * 1024),
     AEP_STREAM_CLIENT_BYTES: int(64 * 1024, 1024 * 1024 * 1024).default(8 * 1024 * 1024),
     AEP_STREAM_SUBSCRIPTIONS: int(1, 100_000).default(256),
     AEP_STREAM_HEARTBEAT_MS: int(100, HOUR_MS).default(15_000),

@@ -44,6 +44,11 @@ export class Outbox {
     return 'notice';
   }
 
+  /** the oldest queued event, removed */
+  shift(): WireEvent | undefined {
+    return this.items.shift();
+  }
+
   /** everything queued, in order, emptying the queue */
   take(): WireEvent[] {
     const out = this.items;

@@ -27,6 +27,10 @@ export interface RelayLinkOptions {
   readonly now?: () => number;
 }
 
+/** bytes the socket may hold unsent before events queue in the outbox instead */
+const HIGH_WATER = 1024 * 1024;
+const FLUSH_POLL_MS = 20;
+
 const textOf = (d: RawData): string => (Array.isArray(d) ? Buffer.concat(d) : Buffer.from(d as ArrayBuffer)).toString('utf8');
 
 /** The categories this daemon emits (hello `emits`, AEP-0003 §4). */
@@ -47,6 +51,7 @@ export class RelayLink {
   private attempt = 0;
   private timer: NodeJS.Timeout | undefined;
   private pinger: NodeJS.Timeout | undefined;
+  private flushTimer: NodeJS.Timeout | undefined;
   private missedPongs = 0;
   /** when the current link was found cut (for the resend window); undefined before the first cut */
   private cutAt: number | undefined;
@@ -74,9 +79,27 @@ export class RelayLink {
   offer(events: readonly WireEvent[]): void {
     if (this.closed) return;
     for (const w of events) {
-      if (this.ready && this.ws?.readyState === WebSocket.OPEN) this.send(w, false);
+      // straight out while the socket keeps up and nothing waits ahead; else queued (bounded) in order
+      if (this.writable() && this.outbox.size === 0) this.send(w, false);
       else if (this.outbox.push(w) === 'notice') this.latch.fail('outbox', `outbox full (${this.o.outbox}): notice+ dropped`);
     }
+    if (this.outbox.size > 0 && this.ready) this.armFlush();
+  }
+
+  private writable(): boolean {
+    return this.ready && this.ws?.readyState === WebSocket.OPEN && this.ws.bufferedAmount < HIGH_WATER;
+  }
+
+  /** a slow relay: the outbox drains as the socket's buffer does (polled; ws has no drain event) */
+  private armFlush(): void {
+    this.flushTimer ??= setTimeout(() => {
+      this.flushTimer = undefined;
+      let w: WireEvent | undefined;
+      while (this.writable() && (w = this.outbox.shift())) this.send(w, false);
+      if (this.outbox.size === 0) this.latch.recover('outbox');
+      else if (this.ready) this.armFlush();
+    }, FLUSH_POLL_MS);
+    this.flushTimer.unref();
   }
 
   stats(): {
@@ -110,6 +133,7 @@ export class RelayLink {
     this.closed = true;
     clearTimeout(this.timer);
     clearInterval(this.pinger);
+    clearTimeout(this.flushTimer);
     this.latch.close();
     const ws = this.ws;
     this.ws = undefined;
@@ -198,8 +222,7 @@ export class RelayLink {
     this.o.log.info('relay link connected', { reconnects: this.counts.reconnects });
     // first what the relay may have missed before the cut, then what queued while down
     if (this.cutAt !== undefined) for (const w of this.sent.since(this.cutAt)) this.send(w, true);
-    for (const w of this.outbox.take()) this.send(w, false);
-    this.latch.recover('outbox');
+    this.armFlush();
     this.pinger = setInterval(() => {
       if (++this.missedPongs > 3) return ws.terminate();
       ws.send(JSON.stringify({ type: 'ping', t: this.now() }));

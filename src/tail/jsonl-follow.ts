@@ -4,7 +4,8 @@
  * agents. Files present at the start are read from their beginning or their
  * end (the caller says which, per file), oldest modified first; files that
  * appear later are read from their beginning. New bytes are found by
- * `fs.watch` on the root (recursive) with a slow re-scan as a safety net
+ * `fs.watch` on the root (recursive: the file it names is read, and only
+ * that one) with a slow re-scan of every file as a safety net
  * (watch events can be lost, and a root that does not exist yet cannot be
  * watched): no busy loop. Only whole lines are handed out; a line still
  * being written waits for its newline. A file that shrinks was replaced
@@ -21,7 +22,7 @@ export interface HistoryOptions {
   readonly follow: boolean;
   readonly signal: AbortSignal;
   readonly onLine: (line: string, file: string) => void;
-  /** the safety re-scan period (default 2 s) */
+  /** the safety re-scan period (default 5 s) */
   readonly rescanMs?: number;
   /** called once the files found at the start are read and following has begun */
   readonly onReady?: () => void;
@@ -63,6 +64,7 @@ export class HistoryFollower {
   private readonly files = new Map<string, Tracked>();
   private chain: Promise<void> = Promise.resolve();
   private sweepQueued = false;
+  private readonly fileQueued = new Set<string>();
   private watcher: FSWatcher | undefined;
   private readonly maxLine: number;
 
@@ -81,7 +83,7 @@ export class HistoryFollower {
     }
     for (const f of found) await this.readNew(f.file);
     if (!this.o.follow || this.o.signal.aborted) return;
-    const timer = setInterval(() => this.schedule(), this.o.rescanMs ?? 2_000);
+    const timer = setInterval(() => this.schedule(), this.o.rescanMs ?? 5_000);
     this.watchRoot();
     this.schedule(); // what was appended while the files were read the first time
     this.o.onReady?.();
@@ -94,7 +96,10 @@ export class HistoryFollower {
   private watchRoot(): void {
     if (this.watcher !== undefined) return;
     try {
-      this.watcher = watch(this.o.root, { recursive: true, persistent: true }, () => this.schedule());
+      // a named change reads that one file; an unnamed one sweeps them all
+      this.watcher = watch(this.o.root, { recursive: true, persistent: true }, (_e, name) =>
+        typeof name === 'string' && name !== '' ? this.scheduleFile(path.join(this.o.root, name)) : this.schedule(),
+      );
       this.watcher.on('error', () => {
         this.watcher?.close();
         this.watcher = undefined;
@@ -112,14 +117,30 @@ export class HistoryFollower {
       this.sweepQueued = false;
       if (this.o.signal.aborted) return;
       this.watchRoot();
-      for (const f of (await listFiles(this.o.root)).sort((a, b) => a.mtimeMs - b.mtimeMs)) {
-        const t = this.files.get(f.file);
-        if (t === undefined) this.files.set(f.file, { offset: 0, rest: Buffer.alloc(0), skipping: false });
-        else if (f.size < t.offset) this.files.set(f.file, { offset: 0, rest: Buffer.alloc(0), skipping: false });
-        else if (f.size === t.offset) continue;
-        await this.readNew(f.file);
-      }
+      for (const f of (await listFiles(this.o.root)).sort((a, b) => a.mtimeMs - b.mtimeMs)) await this.catchUp(f.file, f.size);
     });
+  }
+
+  /** one file's news, queued once however many watch events name it meanwhile */
+  private scheduleFile(file: string): void {
+    if (!file.endsWith('.jsonl') || this.fileQueued.has(file) || this.o.signal.aborted) return;
+    this.fileQueued.add(file);
+    this.chain = this.chain.then(async () => {
+      this.fileQueued.delete(file);
+      const size = await stat(file).then(
+        (s) => (s.isFile() ? s.size : undefined),
+        () => undefined,
+      );
+      if (size !== undefined && !this.o.signal.aborted) await this.catchUp(file, size);
+    });
+  }
+
+  /** read what `file` holds past what was read; a new file from its start, a shorter one again */
+  private async catchUp(file: string, size: number): Promise<void> {
+    const t = this.files.get(file);
+    if (t !== undefined && size === t.offset) return;
+    if (t === undefined || size < t.offset) this.files.set(file, { offset: 0, rest: Buffer.alloc(0), skipping: false });
+    await this.readNew(file);
   }
 
   private async endsWithNewline(file: string, size: number): Promise<boolean> {

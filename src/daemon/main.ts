@@ -22,6 +22,9 @@ import { DropReports } from '../transport/drop-report.js';
 import { ensureHookToken, HookTokenError } from '../transport/hook-token.js';
 import { openListeners } from '../transport/listeners.js';
 import { prepareSocketPath, SocketInUseError } from '../transport/unix-socket.js';
+import { RelayLink } from '../relay/relay-link.js';
+import { captureRank } from '../capture/levels.js';
+import type { Degradation } from '../sinks/health-latch.js';
 import { wireStream, type StreamFactories, type StreamWiring } from './stream-wiring.js';
 import { streamFactories } from './stream-factories.js';
 
@@ -147,6 +150,9 @@ export async function startDaemon({ config, otel }: Settings, log: Logger, facto
   // the replay buffer refilled from the history (all agents) before anyone can subscribe
   const stream = factories ? await wireStream({ config, guard: transport.guard, ...(mirror ? { mirror } : {}), factories, log }) : undefined;
   if (stream) log.info('stream buffer rebuilt', { ...stream.rebuilt });
+  // AEP_RELAY_URL: this daemon's own events, once durable, also go out to a relay as an emitter
+  const relay = stream && config.relay ? relayLink(config, log) : undefined;
+  if (relay) stream?.onOwn((ws) => relay.offer(ws));
   const started = Date.now();
   const dropReports = new DropReports();
   const { app, bus, pipeline, spool } = createHookApp({
@@ -170,9 +176,10 @@ export async function startDaemon({ config, otel }: Settings, log: Logger, facto
       transport: { socket: config.socket ?? null, tcp: late.tcpUrl ?? null, ...transport.guard.stats(), plugin: dropReports.stats() },
       snapshot: snapshot.healthz(),
       ...(stream ? { stream: stream.healthz() } : {}),
+      ...(relay ? { relay: relay.stats() } : {}),
     }),
     spool: { dir: path.join(config.stateDir, 'spool'), seen: spooledSeen },
-    ...(stream ? { settled: (events) => stream.own(events), server: stream.server, degraded: () => stream.degraded() } : {}),
+    ...(stream ? { settled: (events) => stream.own(events), server: stream.server, degraded: () => [...stream.degraded(), ...degradedOf(relay)] } : {}),
   });
   late.spool = spool;
   // fastify's own server stays unbound: the listeners feed its router, tagging each request's transport
@@ -199,6 +206,7 @@ export async function startDaemon({ config, otel }: Settings, log: Logger, facto
   if (spool) void spool.start().then(() => !spool.draining && ready());
   else ready();
   snapshot.start();
+  relay?.start();
   let closing: Promise<void> | undefined;
   return {
     shutdownBudgetMs: (exporter ? otel.shutdownTimeoutMs : 0) + LISTEN_GRACE_MS + LOG_FLUSH_MS + SHUTDOWN_MARGIN_MS + SNAPSHOT_SAVE_MS,
@@ -221,6 +229,7 @@ export async function startDaemon({ config, otel }: Settings, log: Logger, facto
           })(),
         ]);
         await recorder?.flush();
+        await relay?.close();
         await stream?.close('daemon stopping');
         await bus.shutdown();
         // the log is flushed and nothing else arrives: the snapshot the next start reads
@@ -229,6 +238,27 @@ export async function startDaemon({ config, otel }: Settings, log: Logger, facto
       })()),
   };
 }
+
+/** The relay link of AEP_RELAY_URL, declaring capture up to the highest level any category may carry. */
+function relayLink(config: DaemonConfig, log: Logger): RelayLink | undefined {
+  if (!config.relay) return undefined;
+  const levels = [config.policy.ceiling, ...Object.values(config.policy.categories)];
+  const ceiling = levels.reduce((a, b) => (captureRank(b) > captureRank(a) ? b : a));
+  return new RelayLink({
+    url: config.relay.url,
+    ...(config.stream.token !== undefined ? { token: config.stream.token } : {}),
+    outbox: config.relay.outbox,
+    instance: config.sourceHost,
+    ceiling,
+    heartbeatMs: config.stream.heartbeatMs,
+    log,
+  });
+}
+
+const degradedOf = (relay: RelayLink | undefined): Degradation[] => {
+  const d = relay?.health();
+  return d ? [d] : [];
+};
 
 /** `hermes-aep daemon`: start, and stop cleanly on SIGTERM/SIGINT with a bounded flush. */
 export async function main(): Promise<void> {

@@ -5,8 +5,11 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { keyedSession, postHook } from '../support/hook-client.js';
 import { startDaemonProcess, waitFor, type DaemonProcess } from '../support/processes.js';
+import { SseConsumer, WsConsumer } from '../support/aep-stream-client.js';
 
 const TOKEN = 'relay-fault-token-0123456789abcdef';
+/** content planted in the prompt and the command: A captures `full`, so only the ceiling keeps it out of a stream */
+const PLANT = 'PLANTEDxRELAYxMARKER';
 
 /** every event line under `dir` (all agents, any layout), parsed */
 function historyEvents(dir: string): Record<string, any>[] {
@@ -66,7 +69,18 @@ describe('relay link: a cut between two daemons loses nothing and duplicates not
   let b: DaemonProcess;
   let proxy: Awaited<ReturnType<typeof cuttableProxy>>;
   const sid = 'relay_fault_1';
-  const hooks = keyedSession(sid, 10);
+  const hooks = keyedSession(sid, 10).map((h) => ({
+    ...h,
+    body: h.body.replace('"user_message":"go"', `"user_message":"go ${PLANT}"`).replace('"command":""', `"command":"echo ${PLANT}"`),
+  }));
+  /** consumers on B, attached before the session: tool events at metadata; everything at none; everything as stored */
+  let tools: SseConsumer;
+  let bare: SseConsumer;
+  let stored: WsConsumer;
+  const keyOf = (line: string) => {
+    const e = JSON.parse(line) as { source: string; id: string };
+    return `${e.source} ${e.id}`;
+  };
   const fromA = (e: Record<string, any>) => String(e.source).startsWith('aep://daemon-a/');
 
   beforeAll(async () => {
@@ -77,7 +91,14 @@ describe('relay link: a cut between two daemons loses nothing and duplicates not
       AEP_SOURCE_HOST: 'daemon-a',
       AEP_RELAY_URL: `ws://127.0.0.1:${proxy.port}/socket`,
       AEP_STREAM_HEARTBEAT_MS: '500',
+      AEP_CAPTURE: 'full',
     });
+    const q = (o: Record<string, string>) => `/stream?${new URLSearchParams(o).toString()}`;
+    tools = new SseConsumer({ url: b.url }, { token: TOKEN, path: q({ filter: JSON.stringify({ type: ['tool.*'], session: sid }), capture: 'metadata' }) });
+    bare = new SseConsumer({ url: b.url }, { token: TOKEN, path: q({ filter: JSON.stringify({ session: sid }), capture: 'none' }) });
+    stored = await WsConsumer.open(`${b.url.replace('http:', 'ws:')}/socket`, TOKEN);
+    stored.send({ type: 'subscribe', id: 'all', filter: { session: sid } });
+    await waitFor('subscribed on B', () => stored.parsed().some((f) => f.type === 'subscribed') || undefined);
     await waitFor('A linked to B', async () => ((await a.health()).relay?.connected === true ? true : undefined));
     const half = Math.floor(hooks.length / 2);
     for (const h of hooks.slice(0, half)) expect((await postHook(a.hookUrl, false, h.body, a.stateDir)).status).toBe(200);
@@ -101,6 +122,9 @@ describe('relay link: a cut between two daemons loses nothing and duplicates not
     );
   });
   afterAll(async () => {
+    await tools?.close();
+    await bare?.close();
+    stored?.close();
     await a?.stop();
     await proxy?.close();
     await b?.stop();
@@ -114,6 +138,23 @@ describe('relay link: a cut between two daemons loses nothing and duplicates not
     expect(ids).toEqual(own.map((e) => e.id as string).sort());
     const byId = new Map(atB.map((e) => [e.id as string, JSON.stringify(e)]));
     for (const e of own) expect(byId.get(e.id as string)).toBe(JSON.stringify(e));
+  });
+
+  it("B's consumers got exactly what their filter and ceiling allow: the planted content only where no ceiling applies", async () => {
+    const own = historyEvents(path.join(a.historyDir, 'hermes'));
+    const ownKeys = (pick: (e: Record<string, any>) => boolean) => new Set(own.filter(pick).map((e) => `${e.source} ${e.id}`));
+    await waitFor('consumers caught up', () =>
+      new Set(bare.lines().map(keyOf)).size >= own.length && new Set(stored.eventLines().map(keyOf)).size >= own.length ? true : undefined,
+    );
+    // the filter: exactly A's tool events of the session (after dedupe: the link resends across the cut)
+    expect(new Set(tools.lines().map(keyOf))).toEqual(ownKeys((e) => String(e.type).startsWith('tool.')));
+    expect(new Set(bare.lines().map(keyOf))).toEqual(ownKeys(() => true));
+    // the ceilings: metadata rewrites `capture`, none leaves the envelope alone; the planted text reaches neither
+    for (const l of tools.lines()) expect(JSON.parse(l)).toMatchObject({ capture: expect.stringMatching(/^(metadata|none)$/) });
+    for (const l of bare.lines()) expect(JSON.parse(l)).not.toHaveProperty('data');
+    expect([...tools.lines(), ...bare.lines()].join('\n')).not.toContain(PLANT);
+    // as stored (no ceiling) the content is there: the marker was really in the stream the ceilings filtered
+    expect(stored.eventLines().join('\n')).toContain(PLANT);
   });
 
   it('A reconnected and says so in /healthz relay', async () => {

@@ -19,7 +19,18 @@ import type { BenchContext, Budget, Figure, Suite } from './bench-types.js';
 import { ROOT } from '../support/paths.js';
 import { renderReadmeBlock, replaceBetweenMarkers, verdictOf, type SuiteResult, type Verdict } from './support/report.js';
 
-const SUITE_ORDER = ['shim-start', 'daemon-throughput', 'memory', 'restart', 'export-load', 'hook-profile', 'redact-cost', 'hermes-turn', 'stalled-subscriber'];
+const SUITE_ORDER = [
+  'shim-start',
+  'daemon-throughput',
+  'memory',
+  'restart',
+  'export-load',
+  'hook-profile',
+  'redact-cost',
+  'hermes-turn',
+  'stalled-subscriber',
+  'stalled-daemon',
+];
 const SUITES_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), 'suites');
 
 interface Args {

@@ -213,8 +213,20 @@ describe('a log dir already full at start', () => {
     fill(path.join(historyDir, 'filler'));
     daemon = await startDaemonProcess({}, { historyDir, stateDir: path.join(base, 'state') });
     const h = await healthz(daemon);
-    expect(h).toMatchObject({ status: 503, body: { ok: false, status: 'degraded', degraded: [{ sink: 'log', reason: 'write failed: ENOSPC' }] } });
+    // the Hermes history and the ingest history (other emitters' events, {AEP_LOG_DIR}/ingest) share the full disk: both say so
+    expect(h).toMatchObject({
+      status: 503,
+      body: {
+        ok: false,
+        status: 'degraded',
+        degraded: [
+          { sink: 'log', reason: 'write failed: ENOSPC' },
+          { sink: 'ingest_log', reason: 'write failed: ENOSPC' },
+        ],
+      },
+    });
     expect(lines(daemon, FAILING)).toHaveLength(1);
+    expect(lines(daemon, 'the ingest log cannot be written')).toHaveLength(1);
     const [hook] = keyedSession('start_full', 1);
     expect((await postHook(daemon.hookUrl, false, hook!.body, daemon.stateDir)).status).toBe(503);
     unlinkSync(path.join(historyDir, 'filler'));

@@ -1,17 +1,18 @@
 import { closeSync, openSync, readdirSync, readSync, statSync } from 'node:fs';
+import { readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { historyDirOf } from '../daemon/history-replay.js';
 import { foreignDirOf } from './foreign-history.js';
 import { wireOf, type Origin, type WireEvent } from './wire.js';
 
 /**
- * Bytes read at start, at most, whatever AEP_STREAM_MAX_BYTES allows: 4 MiB
- * (some 20,000 events) took 100-200 ms on a shared 2-core machine, most of it
+ * Bytes read at start, at most, whatever AEP_STREAM_MAX_BYTES allows: 2 MiB (4 MiB
+ * was some 20,000 events in 100-200 ms on a shared 2-core machine, most of it
  * JSON.parse, within the 1 s restart budget the snapshot restore also spends. The newest sessions come first;
  * an older position a consumer asks for gets `replay-exhausted` (AEP-0003 §5)
  * and is in the history.
  */
-export const REBUILD_MAX_BYTES = 4 * 1024 * 1024;
+export const REBUILD_MAX_BYTES = 2 * 1024 * 1024;
 
 export interface RebuildLimits {
   /** the newest this many history files (AEP_STREAM_SESSIONS) */
@@ -33,7 +34,7 @@ export interface RebuildReport {
   ms: number;
 }
 
-interface Candidate {
+export interface Candidate {
   readonly path: string;
   readonly mtimeMs: number;
   readonly size: number;
@@ -73,6 +74,42 @@ export function historyFiles(historyDir: string): Candidate[] {
   }
   for (const a of agents) jsonlIn(path.join(ingest, a), 'ingest', out);
   return out;
+}
+
+/** `*.jsonl` in `dir`, stat'ed on the thread pool: every stat is issued at once, so they run while the main thread restores the snapshot. */
+async function jsonlInAsync(dir: string, origin: Origin): Promise<Candidate[]> {
+  let names: string[];
+  try {
+    names = await readdir(dir);
+  } catch {
+    return [];
+  }
+  const found = await Promise.all(
+    names
+      .filter((n) => n.endsWith('.jsonl'))
+      .map(async (name): Promise<Candidate | undefined> => {
+        const file = path.join(dir, name);
+        try {
+          const st = await stat(file);
+          return st.isFile() && st.size > 0 ? { path: file, mtimeMs: st.mtimeMs, size: st.size, origin } : undefined;
+        } catch {
+          return undefined; // gone meanwhile
+        }
+      }),
+  );
+  return found.filter((c): c is Candidate => c !== undefined);
+}
+
+/**
+ * `historyFiles`, started before the start-up restore and awaited after it:
+ * listing 10,000 session logs takes ~50 ms of stat calls, which then overlap
+ * the restore instead of adding to the restart.
+ */
+export async function prefetchHistoryFiles(historyDir: string): Promise<Candidate[]> {
+  const ingest = foreignDirOf(historyDir);
+  const agents = await readdir(ingest).catch(() => [] as string[]);
+  const lists = await Promise.all([jsonlInAsync(historyDirOf(historyDir), 'own'), ...agents.map((a) => jsonlInAsync(path.join(ingest, a), 'ingest'))]);
+  return lists.flat();
 }
 
 /**
@@ -131,12 +168,15 @@ function parse(line: string, origin: Origin): WireEvent | undefined {
  * first so the hub's least-recently-active eviction keeps the newest. The
  * lines are the history's bytes: each event goes out exactly as it was written.
  */
-export function rebuildBuffer(historyDir: string, limits: RebuildLimits, publish: (events: readonly WireEvent[]) => void): RebuildReport {
+export function rebuildBuffer(
+  historyDir: string,
+  limits: RebuildLimits,
+  publish: (events: readonly WireEvent[]) => void,
+  listed?: readonly Candidate[],
+): RebuildReport {
   const t0 = performance.now();
   const report: RebuildReport = { files: 0, events: 0, bytes: 0, skipped: 0, ms: 0 };
-  const newest = historyFiles(historyDir)
-    .sort((a, b) => b.mtimeMs - a.mtimeMs)
-    .slice(0, limits.sessions);
+  const newest = [...(listed ?? historyFiles(historyDir))].sort((a, b) => b.mtimeMs - a.mtimeMs).slice(0, limits.sessions);
   const batches: WireEvent[][] = [];
   let budget = Math.min(limits.maxBytes, limits.maxRebuildBytes ?? REBUILD_MAX_BYTES);
   for (const f of newest) {

@@ -22,7 +22,6 @@ import { DropReports } from '../transport/drop-report.js';
 import { ensureHookToken, HookTokenError } from '../transport/hook-token.js';
 import { openListeners } from '../transport/listeners.js';
 import { prepareSocketPath, SocketInUseError } from '../transport/unix-socket.js';
-import { prefetchHistoryFiles } from '../stream/buffer-rebuild.js';
 import { RelayLink } from '../relay/relay-link.js';
 import { captureRank } from '../capture/levels.js';
 import type { Degradation } from '../sinks/health-latch.js';
@@ -125,8 +124,6 @@ export async function startDaemon({ config, otel }: Settings, log: Logger, facto
   });
   // known only once the hook app (its spool) and the listeners (the TCP URL) exist; read by closures made before
   const late: { spool?: SpoolIngest; tcpUrl?: string } = {};
-  // the stream's history listing runs on the thread pool while the restore below holds the main thread
-  const listed = factories ? prefetchHistoryFiles(config.historyDir) : undefined;
   const restored = snapshot.restore();
   for (const key of restored.spoolKeys) spooledSeen.add(key);
   const r = restored.replay;
@@ -152,7 +149,7 @@ export async function startDaemon({ config, otel }: Settings, log: Logger, facto
   await history.start();
   // the replay buffer refilled from the history (all agents) before anyone can subscribe
   const stream = factories
-    ? await wireStream({ config, guard: transport.guard, ...(mirror ? { mirror } : {}), factories, log, ...(listed ? { listed } : {}) })
+    ? await wireStream({ config, guard: transport.guard, ...(mirror ? { mirror } : {}), factories, log, ownFiles: snapshot.listed })
     : undefined;
   if (stream) log.info('stream buffer rebuilt', { ...stream.rebuilt });
   // AEP_RELAY_URL: this daemon's own events, once durable, also go out to a relay as an emitter

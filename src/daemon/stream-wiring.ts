@@ -3,7 +3,7 @@ import type { Duplex } from 'node:stream';
 import type { AepEvent } from '../aep/event.js';
 import type { DaemonConfig } from '../config/config.js';
 import type { Degradation } from '../sinks/health-latch.js';
-import { rebuildBuffer, type Candidate, type RebuildReport } from '../stream/buffer-rebuild.js';
+import { rebuildBuffer, type RebuildReport } from '../stream/buffer-rebuild.js';
 import { ForeignHistory } from '../stream/foreign-history.js';
 import type { Ingress, StreamHubApi } from '../stream/hub-types.js';
 import { BridgeIngress, type IngressMirror } from '../stream/ingress.js';
@@ -71,8 +71,8 @@ export interface StreamWiringOptions {
   readonly guard: RequestGuard;
   readonly mirror?: IngressMirror;
   readonly factories: StreamFactories;
-  /** the history files, listed while the start-up restore ran (`prefetchHistoryFiles`) */
-  readonly listed?: Promise<readonly Candidate[]>;
+  /** this daemon's own session logs as the start-up restore listed them (not stat'ed twice) */
+  readonly ownFiles?: readonly { readonly path: string; readonly mtimeMs: number; readonly size: number }[];
   readonly log: Logger;
 }
 
@@ -92,7 +92,7 @@ export async function wireStream(o: StreamWiringOptions): Promise<StreamWiring> 
     subscriptions: s.subscriptions,
     log,
   });
-  const rebuilt = rebuildBuffer(config.historyDir, s, (ws) => hub.publish(ws), o.listed ? await o.listed : undefined);
+  const rebuilt = rebuildBuffer(config.historyDir, s, (ws) => hub.publish(ws), o.ownFiles);
   const foreign = new ForeignHistory({
     historyDir: config.historyDir,
     queueMax: config.historyQueueMax,

@@ -1,4 +1,6 @@
-import WebSocket, { type RawData } from 'ws';
+import type WebSocket from 'ws';
+import type { RawData } from 'ws';
+import { loadWs } from '../util/lazy-modules.js';
 import { FAMILIES } from '../aep/lifecycle.js';
 import { CAPTURE_LEVELS, captureRank, type CaptureLevel } from '../capture/levels.js';
 import type { Logger } from '../daemon/diagnostics.js';
@@ -87,7 +89,7 @@ export class RelayLink {
   }
 
   private writable(): boolean {
-    return this.ready && this.ws?.readyState === WebSocket.OPEN && this.ws.bufferedAmount < HIGH_WATER;
+    return this.ready && this.ws?.readyState === 1 /* OPEN */ && this.ws.bufferedAmount < HIGH_WATER;
   }
 
   /** a slow relay: the outbox drains as the socket's buffer does (polled; ws has no drain event) */
@@ -138,10 +140,10 @@ export class RelayLink {
     const ws = this.ws;
     this.ws = undefined;
     this.ready = false;
-    if (!ws || ws.readyState === WebSocket.CLOSED) return;
+    if (!ws || ws.readyState === 3 /* CLOSED */) return;
     await new Promise<void>((resolve) => {
       ws.once('close', () => resolve());
-      if (ws.readyState === WebSocket.OPEN) {
+      if (ws.readyState === 1 /* OPEN */) {
         ws.send(JSON.stringify({ type: 'closing', reason: 'daemon stopping', delivered: [] }));
         ws.close(1001, 'daemon stopping');
       } else ws.terminate();
@@ -152,7 +154,7 @@ export class RelayLink {
   private connect(): void {
     this.timer = undefined;
     const headers: Record<string, string> = this.o.token ? { authorization: `Bearer ${this.o.token}` } : {};
-    const ws = new WebSocket(this.o.url, { headers, handshakeTimeout: 10_000 });
+    const ws = new (loadWs().WebSocket)(this.o.url, { headers, handshakeTimeout: 10_000 });
     this.ws = ws;
     ws.on('open', () => ws.send(JSON.stringify(this.hello())));
     ws.on('message', (data, binary) => {

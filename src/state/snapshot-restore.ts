@@ -15,7 +15,11 @@ import type { RestoreReport, SnapshotOptions } from './snapshot.js';
  * with the joins the mapper reads off it), the span mirror, and `replayed`.
  * Returns the report and where each history file was read up to.
  */
-export function restoreState(opts: SnapshotOptions, file: string, now: number): { report: RestoreReport; cursors: Map<string, HistoryCursor> } {
+export function restoreState(
+  opts: SnapshotOptions,
+  file: string,
+  now: number,
+): { report: RestoreReport; cursors: Map<string, HistoryCursor>; files: readonly HistoryFile[] } {
   const t0 = performance.now();
   const files = listHistoryFiles(opts.historyDir);
   const inWindow = (f: HistoryFile) => f.mtimeMs >= now - opts.windowMs;
@@ -89,7 +93,7 @@ export function restoreState(opts: SnapshotOptions, file: string, now: number): 
     replay: counts,
     spoolKeys: plan ? plan.snap.header.spool_keys : [],
   };
-  return { report, cursors };
+  return { report, cursors, files };
 }
 
 interface Plan {

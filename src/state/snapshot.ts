@@ -1,7 +1,7 @@
 import path from 'node:path';
 import type { AepEvent } from '../aep/event.js';
 import type { IdentityStage } from '../identity/identity-stage.js';
-import { historyDirOf, type HistoryCursor, type ReplayCounts } from '../daemon/history-replay.js';
+import { historyDirOf, type HistoryCursor, type HistoryFile, type ReplayCounts } from '../daemon/history-replay.js';
 import type { Logger } from '../daemon/diagnostics.js';
 import type { EventSink } from '../sinks/sink.js';
 import { safeFileName } from '../sinks/safe-file-name.js';
@@ -72,6 +72,8 @@ export class Snapshotter implements EventSink {
   private saving: Promise<boolean> | undefined;
   private stopped = false;
   private report: RestoreReport | undefined;
+  /** the session logs `restore()` listed (name, size, mtime): the stream's buffer rebuild reuses them rather than stat every file again */
+  listed: readonly HistoryFile[] = [];
   private saves = 0;
   /** periodic saves skipped: no event since the last one */
   private unchanged = 0;
@@ -141,8 +143,9 @@ export class Snapshotter implements EventSink {
    * (snapshot-restore.ts). Synchronous I/O: it runs before the daemon listens.
    */
   restore(): RestoreReport {
-    const { report, cursors } = restoreState(this.opts, this.file, this.now());
+    const { report, cursors, files } = restoreState(this.opts, this.file, this.now());
     this.report = report;
+    this.listed = files;
     this.cursors = cursors;
     return report;
   }

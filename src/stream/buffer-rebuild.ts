@@ -1,5 +1,4 @@
 import { closeSync, openSync, readdirSync, readSync, statSync } from 'node:fs';
-import { readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { historyDirOf } from '../daemon/history-replay.js';
 import { foreignDirOf } from './foreign-history.js';
@@ -61,10 +60,16 @@ function jsonlIn(dir: string, origin: Origin, out: Candidate[]): void {
   }
 }
 
-/** Every history file of every agent: the Hermes lane (own) and `ingest/{agent}/` (foreign). */
-export function historyFiles(historyDir: string): Candidate[] {
+/**
+ * Every history file of every agent: the Hermes lane (own) and `ingest/{agent}/` (foreign). The own ones may come
+ * listed already (the start-up restore stats every session log: 10,000 of them take ~50 ms, not to be paid twice).
+ */
+export function historyFiles(historyDir: string, own?: readonly { readonly path: string; readonly mtimeMs: number; readonly size: number }[]): Candidate[] {
   const out: Candidate[] = [];
-  jsonlIn(historyDirOf(historyDir), 'own', out);
+  if (own)
+    for (const f of own)
+      if (f.size > 0) out.push({ path: f.path, mtimeMs: f.mtimeMs, size: f.size, origin: 'own' });
+      else jsonlIn(historyDirOf(historyDir), 'own', out);
   const ingest = foreignDirOf(historyDir);
   let agents: string[] = [];
   try {
@@ -74,42 +79,6 @@ export function historyFiles(historyDir: string): Candidate[] {
   }
   for (const a of agents) jsonlIn(path.join(ingest, a), 'ingest', out);
   return out;
-}
-
-/** `*.jsonl` in `dir`, stat'ed on the thread pool: every stat is issued at once, so they run while the main thread restores the snapshot. */
-async function jsonlInAsync(dir: string, origin: Origin): Promise<Candidate[]> {
-  let names: string[];
-  try {
-    names = await readdir(dir);
-  } catch {
-    return [];
-  }
-  const found = await Promise.all(
-    names
-      .filter((n) => n.endsWith('.jsonl'))
-      .map(async (name): Promise<Candidate | undefined> => {
-        const file = path.join(dir, name);
-        try {
-          const st = await stat(file);
-          return st.isFile() && st.size > 0 ? { path: file, mtimeMs: st.mtimeMs, size: st.size, origin } : undefined;
-        } catch {
-          return undefined; // gone meanwhile
-        }
-      }),
-  );
-  return found.filter((c): c is Candidate => c !== undefined);
-}
-
-/**
- * `historyFiles`, started before the start-up restore and awaited after it:
- * listing 10,000 session logs takes ~50 ms of stat calls, which then overlap
- * the restore instead of adding to the restart.
- */
-export async function prefetchHistoryFiles(historyDir: string): Promise<Candidate[]> {
-  const ingest = foreignDirOf(historyDir);
-  const agents = await readdir(ingest).catch(() => [] as string[]);
-  const lists = await Promise.all([jsonlInAsync(historyDirOf(historyDir), 'own'), ...agents.map((a) => jsonlInAsync(path.join(ingest, a), 'ingest'))]);
-  return lists.flat();
 }
 
 /**
@@ -172,11 +141,13 @@ export function rebuildBuffer(
   historyDir: string,
   limits: RebuildLimits,
   publish: (events: readonly WireEvent[]) => void,
-  listed?: readonly Candidate[],
+  own?: Parameters<typeof historyFiles>[1],
 ): RebuildReport {
   const t0 = performance.now();
   const report: RebuildReport = { files: 0, events: 0, bytes: 0, skipped: 0, ms: 0 };
-  const newest = [...(listed ?? historyFiles(historyDir))].sort((a, b) => b.mtimeMs - a.mtimeMs).slice(0, limits.sessions);
+  const newest = historyFiles(historyDir, own)
+    .sort((a, b) => b.mtimeMs - a.mtimeMs)
+    .slice(0, limits.sessions);
   const batches: WireEvent[][] = [];
   let budget = Math.min(limits.maxBytes, limits.maxRebuildBytes ?? REBUILD_MAX_BYTES);
   for (const f of newest) {

@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
-import addFormats from 'ajv-formats';
+import type { ValidateFunction } from 'ajv/dist/2020.js';
+import { loadAjv } from '../util/lazy-modules.js';
 import { findPackageRoot } from '../util/package-root.js';
 import { wireOf, type Origin, type WireEvent } from './wire.js';
 
@@ -21,8 +21,9 @@ let compiled: Validators | undefined;
  */
 function validators(): Validators {
   if (compiled) return compiled;
+  const { Ajv2020, addFormats } = loadAjv();
   const ajv = new Ajv2020({ strict: false, allErrors: false });
-  (addFormats as unknown as (a: Ajv2020) => void)(ajv);
+  addFormats(ajv);
   ajv.addKeyword('x-aep-capture');
   const load = (p: string) => JSON.parse(readFileSync(p, 'utf8')) as Record<string, unknown>;
   const envelope = ajv.compile(load(path.join(SCHEMAS, 'aep-event.schema.json')));

@@ -1,6 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { WebSocketServer } from 'ws';
+import type { WebSocketServer } from 'ws';
+import { loadWs } from '../../util/lazy-modules.js';
 import { ClaimRegistry } from './claims.js';
 import { Connection, type SocketCounters } from './connection.js';
 import type { SocketDeps } from './deps.js';
@@ -44,7 +45,10 @@ const pathOf = (url: string | undefined): string | undefined => {
  * One heartbeat timer pings every open connection.
  */
 export function createSocketEndpoint(deps: SocketDeps): SocketEndpoint {
-  const wss = new WebSocketServer({ noServer: true, maxPayload: deps.maxFrameBytes, perMessageDeflate: false, clientTracking: false });
+  // ws is loaded at the first upgrade, not at start (src/util/lazy-modules.ts)
+  let server: WebSocketServer | undefined;
+  const wssOf = (): WebSocketServer =>
+    (server ??= new (loadWs().WebSocketServer)({ noServer: true, maxPayload: deps.maxFrameBytes, perMessageDeflate: false, clientTracking: false }));
   const conns = new Set<Connection>();
   const claims = new ClaimRegistry();
   const counters: SocketCounters = {
@@ -79,7 +83,7 @@ export function createSocketEndpoint(deps: SocketDeps): SocketEndpoint {
       refused.auth += 1;
       return refuse(socket, access.status, { error: access.body.error, message: access.body.message });
     }
-    wss.handleUpgrade(req, socket, head, (ws) => {
+    wssOf().handleUpgrade(req, socket, head, (ws) => {
       if (stopping) {
         ws.close(1001, 'stopping');
         return;
@@ -102,7 +106,7 @@ export function createSocketEndpoint(deps: SocketDeps): SocketEndpoint {
     await Promise.race([Promise.all(open.map((c) => c.whenClosed)), grace]);
     clearTimeout(timer);
     for (const c of open) c.terminate();
-    wss.close();
+    server?.close();
   }
 
   function stats(): Record<string, number> {

@@ -66,10 +66,11 @@ function jsonlIn(dir: string, origin: Origin, out: Candidate[]): void {
  */
 export function historyFiles(historyDir: string, own?: readonly { readonly path: string; readonly mtimeMs: number; readonly size: number }[]): Candidate[] {
   const out: Candidate[] = [];
-  if (own)
-    for (const f of own)
-      if (f.size > 0) out.push({ path: f.path, mtimeMs: f.mtimeMs, size: f.size, origin: 'own' });
-      else jsonlIn(historyDirOf(historyDir), 'own', out);
+  if (own) {
+    for (const f of own) if (f.size > 0) out.push({ path: f.path, mtimeMs: f.mtimeMs, size: f.size, origin: 'own' });
+  } else {
+    jsonlIn(historyDirOf(historyDir), 'own', out);
+  }
   const ingest = foreignDirOf(historyDir);
   let agents: string[] = [];
   try {

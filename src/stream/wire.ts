@@ -1,4 +1,5 @@
 import type { AepEvent, Severity } from '../aep/event.js';
+import { eventLine } from '../aep/event-line.js';
 import { DEFAULT_CAPTURE, isCaptureLevel, type CaptureLevel } from '../capture/levels.js';
 
 /** A resume position (AEP-0001 §7, AEP-0003 §7): strictly after it is what a resuming consumer gets. */
@@ -68,8 +69,8 @@ export function wireOf(event: Readonly<Record<string, unknown>>, line: string, o
   });
 }
 
-/** This daemon's own event: its history line is `JSON.stringify(ev)`, and so is its wire form. */
-export const wireFromOwn = (ev: AepEvent): WireEvent => wireOf(ev as unknown as Readonly<Record<string, unknown>>, JSON.stringify(ev), 'own');
+/** This daemon's own event: its wire form is its history line, the same string (made once, `eventLine`). */
+export const wireFromOwn = (ev: AepEvent): WireEvent => wireOf(ev as unknown as Readonly<Record<string, unknown>>, eventLine(ev), 'own');
 
 /** (epoch, seq) order within a session (AEP-0001 §7.3): negative when `a` is before `b`. */
 export const comparePosition = (a: { epoch: number; seq: number }, b: { epoch: number; seq: number }): number =>

@@ -16,3 +16,8 @@ export function eventLine(ev: AepEvent): string {
   }
   return line;
 }
+
+/** An event whose exact bytes are already known (a received command, kept as it came): its line is those bytes. */
+export function adoptLine(ev: AepEvent, line: string): void {
+  if (Object.isFrozen(ev)) lines.set(ev, line);
+}

@@ -17,6 +17,10 @@ export const X_HERMES = {
   approvalReviewRequested: 'x.hermes.approval.review.requested',
   /** an attention outcome whose request is unknown (AEP-0002 §7.1 needs its id) */
   attentionUnpaired: 'x.hermes.attention.unpaired',
+  /** an operator's instruction handed to Hermes at a turn start (steering, AEP_INSTRUCT) */
+  instructionDelivered: 'x.hermes.instruction.delivered',
+  /** an accepted instruction never delivered: its session ended first */
+  instructionDropped: 'x.hermes.instruction.dropped',
 } as const;
 
 export type XHermesType = (typeof X_HERMES)[keyof typeof X_HERMES];
@@ -44,8 +48,13 @@ export type TerminalType = (typeof FAMILIES)[Family]['terminal'][number];
 /** Core types this project emits outside any unit family. */
 export const GUARDRAIL = 'assessment.guardrail.recorded';
 
+/** The acknowledgements a control target emits, one per command (AEP-0004 §3). */
+export const CONTROL_ACKS = ['control.accepted', 'control.rejected'] as const;
+export type ControlAckType = (typeof CONTROL_ACKS)[number];
+export const isControlAck = (type: string): type is ControlAckType => (CONTROL_ACKS as readonly string[]).includes(type);
+
 /** Every AEP type this project emits. */
-export type AepType = LifecycleType | typeof GUARDRAIL | XHermesType | XHermesFallbackType;
+export type AepType = LifecycleType | typeof GUARDRAIL | ControlAckType | XHermesType | XHermesFallbackType;
 
 /** The families whose units the span mirror draws (a session is a trace, not a span). */
 export type UnitKind = Exclude<Family, 'session'>;
@@ -81,9 +90,20 @@ export const isOutcomeEvent = <E extends { readonly type: string }, F extends Fa
   isOutcome(e.type, family);
 
 /** Session-scoped types: they belong to no run (AEP-0002 §4). */
-const SESSION_SCOPED: ReadonlySet<string> = new Set<string>([...FAMILIES.session.opening, ...FAMILIES.session.terminal, X_HERMES.sessionReset]);
+const SESSION_SCOPED: ReadonlySet<string> = new Set<string>([
+  ...FAMILIES.session.opening,
+  ...FAMILIES.session.terminal,
+  X_HERMES.sessionReset,
+  ...CONTROL_ACKS,
+]);
 export const isSessionScoped = (type: string): boolean => SESSION_SCOPED.has(type);
 
-const SEVERITY: Readonly<Record<string, Severity>> = { [X_HERMES.apiError]: 'error', 'run.failed': 'error' };
+// a refusal the sender must see is not dropped first by a slow consumer's backpressure (AEP-0003 §8.4)
+const SEVERITY: Readonly<Record<string, Severity>> = {
+  [X_HERMES.apiError]: 'error',
+  'run.failed': 'error',
+  'control.rejected': 'notice',
+  [X_HERMES.instructionDropped]: 'notice',
+};
 /** The severity an event of `type` carries. */
 export const severityOf = (type: string): Severity => SEVERITY[type] ?? 'info';

@@ -8,8 +8,14 @@ export type MappedEventOf<T extends AepType> = { readonly type: T; readonly data
 /** One AEP event as a mapping produces it: a union over the types, so a test of `type` narrows `data`. */
 export type MappedEvent = { [T in KnownType]: MappedEventOf<T> }[KnownType] | MappedEventOf<XHermesFallbackType>;
 
-/** A mapped event with the extension attributes (AEP-0001 §5.4) its envelope carries. */
-export type KeyedEvent = MappedEvent & { readonly ext?: AepExtensions };
+/**
+ * A mapped event with the extension attributes (AEP-0001 §5.4) its envelope
+ * carries. The daemon's control step may add events to a hook (the operator
+ * gate's card, steering audits): `cause` names what caused such an event when
+ * the hook's keys cannot (a command), and `joins` overrides the hook's joins
+ * for it alone. The pure mapping sets neither.
+ */
+export type KeyedEvent = MappedEvent & { readonly ext?: AepExtensions; readonly cause?: string; readonly joins?: Partial<Joins> };
 
 /**
  * What pairs an event with the rest of its unit beyond what the event says
@@ -27,6 +33,8 @@ export interface Joins {
   readonly approval?: { readonly key?: string };
   /** a `tool.requested` whose call may raise a form card: if none follows, its outcome closes nothing */
   readonly formCall?: boolean;
+  /** the operator gate's card (src/control/): the control target closes it, no lane pairs it */
+  readonly gate?: boolean;
 }
 
 /** The AEP-level keys of one hook, read by the mapper: what identity needs to place and pair its events. */

@@ -1,4 +1,4 @@
-import type { AepType, GUARDRAIL, LifecycleType, XHermesFallbackType, XHermesType } from './lifecycle.js';
+import type { AepType, ControlAckType, GUARDRAIL, LifecycleType, XHermesFallbackType, XHermesType } from './lifecycle.js';
 
 /**
  * The `data` of every AEP type this project emits, as its payload schema
@@ -24,6 +24,8 @@ export type FieldSpec = {
 };
 export type CardOutcome = 'attention.answered' | 'attention.timeout' | 'attention.resolved';
 export type Resolution = 'answered' | 'auto' | 'dismissed';
+/** `control.rejected.reason` (AEP-0004 §3) */
+export type NackReason = 'unsupported' | 'unauthorized' | 'busy' | 'refused' | 'invalid';
 
 export type AepPayloads = {
   'session.started': {
@@ -83,6 +85,10 @@ export type AepPayloads = {
   'x.hermes.approval.review.requested': Record<string, never>;
   'x.hermes.attention.unpaired': { readonly of: CardOutcome; readonly resolution?: Resolution; readonly option?: string };
   'x.hermes.session.reset': { readonly reason?: string };
+  'control.accepted': Record<string, never>;
+  'control.rejected': { readonly reason: NackReason; readonly detail?: string };
+  'x.hermes.instruction.delivered': { readonly queued_ms: number };
+  'x.hermes.instruction.dropped': { readonly reason: 'session-ended' };
 };
 
 /** The types with a payload of their own; the rest are unknown hooks (`x.hermes.<hook>`), whose `data` is always `{}`. */
@@ -91,6 +97,6 @@ export type KnownType = keyof AepPayloads;
 /** The `data` of type `T`. */
 export type PayloadOf<T extends AepType> = T extends KnownType ? AepPayloads[T] : T extends XHermesFallbackType ? Record<string, never> : never;
 
-type Missing = Exclude<LifecycleType | typeof GUARDRAIL | XHermesType, KnownType>;
+type Missing = Exclude<LifecycleType | typeof GUARDRAIL | ControlAckType | XHermesType, KnownType>;
 /** Compile-time: every type the lifecycle table names has its payload here (else this names the missing ones). */
 export const EVERY_TYPE_HAS_A_PAYLOAD: [Missing] extends [never] ? true : Missing = true;

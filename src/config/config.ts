@@ -18,6 +18,19 @@ import { absolutePath, bool, int, listOf, oneOf, pathOrOff, readEnv, reject, set
 export const DEFAULT_MAX_BODY_NODES = 100_000;
 
 const level = oneOf(CAPTURE_LEVELS);
+/**
+ * The longest hold: Hermes clamps a hook's `timeout:` to 300 s and the shim
+ * waits the hold plus 3 s, so a longer one would be killed before it answers.
+ */
+export const MAX_HOLD_MS = 285_000;
+/** A tool-name pattern, anchored like Hermes's own `matcher:` (a whole-name match). */
+const toolPattern = (raw: string): RegExp | undefined => {
+  try {
+    return new RegExp(`^(?:${raw})$`, 'u');
+  } catch {
+    return undefined;
+  }
+};
 const HOUR_MS = 3_600_000;
 const HOST_NAME = /^[A-Za-z0-9._-]{1,253}$/;
 /** an IP address (a v6 one with or without brackets) or a host name, never a port or a URL */
@@ -69,6 +82,11 @@ const daemonSettings = z
     AEP_INGEST_MAX_EVENTS: int(1, 1_000_000).default(10_000),
     AEP_RELAY_URL: wsUrl.optional(),
     AEP_RELAY_OUTBOX: int(1, 10_000_000).default(10_000),
+    // --- the opt-in control gates (src/control/): off, the daemon is observe-only ---
+    AEP_HERMES_CONTROL: bool.default(false),
+    AEP_HERMES_GATE_TOOLS: setting('a regular expression (matched against the whole tool name)', toolPattern).optional(),
+    AEP_ATTENTION_TIMEOUT_MS: int(1_000, MAX_HOLD_MS).default(55_000),
+    AEP_INSTRUCT: bool.default(false),
   })
   .transform((e, ctx) => {
     const home = os.homedir();
@@ -137,6 +155,16 @@ const daemonSettings = z
       },
       /** the relay this daemon connects out to as an emitter (AEP_RELAY_URL) */
       ...(e.AEP_RELAY_URL !== undefined ? { relay: { url: e.AEP_RELAY_URL, outbox: e.AEP_RELAY_OUTBOX } } : {}),
+      control: {
+        /** AEP_HERMES_CONTROL: a matching pre_tool_call is held as an answerable permission card */
+        gate: e.AEP_HERMES_CONTROL,
+        /** AEP_HERMES_GATE_TOOLS: which tool names the gate holds (every tool when unset) */
+        gateTools: e.AEP_HERMES_GATE_TOOLS ?? /^[\s\S]*$/,
+        /** the hold window: a card unanswered this long expires and the call proceeds */
+        holdMs: e.AEP_ATTENTION_TIMEOUT_MS,
+        /** AEP_INSTRUCT: x.hermes.control.instruct is accepted, delivered at the next turn start */
+        instruct: e.AEP_INSTRUCT,
+      },
       /** opt-in: where raw envelopes are recorded (content-bearing) */
       ...(e.AEP_RECORD_DIR !== undefined ? { recordDir: e.AEP_RECORD_DIR } : {}),
     };

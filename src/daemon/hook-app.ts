@@ -13,6 +13,10 @@ import type { Degradation } from '../sinks/health-latch.js';
 import type { RequestGuard } from '../transport/request-guard.js';
 import type { DropReports } from '../transport/drop-report.js';
 import { SpoolIngest } from './spool-ingest.js';
+import type { ControlTarget } from '../control/control-target.js';
+import type { ControlSettings } from '../control/control-types.js';
+import { controlStep } from '../control/hook-step.js';
+import type { WireEvent } from '../stream/wire.js';
 
 export interface HookAppOptions {
   readonly policy: CapturePolicy;
@@ -46,6 +50,12 @@ export interface HookAppOptions {
   readonly server?: Partial<ServerDeps>;
   /** what else cannot do its job right now (the ingest log), besides the bus's sinks */
   readonly degraded?: () => Degradation[];
+  /**
+   * The control target of this daemon's own sessions: attached to the
+   * pipeline here (its events are stamped and written like a hook's), and,
+   * while a gate is on, given the control step and the held replies.
+   */
+  readonly control?: { readonly target: ControlTarget; readonly settings: ControlSettings; readonly republish: (w: WireEvent) => void };
 }
 
 export interface HookApp {
@@ -66,6 +76,8 @@ export function createHookApp(o: HookAppOptions): HookApp {
   const bus = new EventBus();
   for (const s of o.sinks) bus.add(s);
   const drift = new DriftWatch(o.log);
+  const control = o.control;
+  const gated = control?.target.on ? control : undefined;
   const pipeline = new HookPipeline({
     policy: o.policy,
     identity: o.identity,
@@ -74,6 +86,12 @@ export function createHookApp(o: HookAppOptions): HookApp {
     drift,
     log: o.log,
     ...(o.settled ? { settled: o.settled } : {}),
+    ...(gated ? { control: (env, mapped, now, live) => controlStep(gated.target, gated.settings, o.policy, env, mapped, now, live) } : {}),
+  });
+  control?.target.attach({
+    refusal: () => pipeline.refusal(),
+    emit: (session, items, command) => pipeline.emitControl(session, items, command),
+    republish: control.republish,
   });
   const recorder = o.recorder;
   const spoolOpts = o.spool;
@@ -97,6 +115,7 @@ export function createHookApp(o: HookAppOptions): HookApp {
   const app = buildServer({
     ...o.server,
     pipeline,
+    ...(gated ? { control: gated.target } : {}),
     ...(recorder ? { recorder } : {}),
     maxBodyBytes: o.maxBodyBytes,
     ...(o.maxBodyNodes !== undefined ? { maxBodyNodes: o.maxBodyNodes } : {}),

@@ -27,6 +27,7 @@ import { captureRank } from '../capture/levels.js';
 import type { Degradation } from '../sinks/health-latch.js';
 import { wireStream, type StreamFactories, type StreamWiring } from './stream-wiring.js';
 import { streamFactories } from './stream-factories.js';
+import { ControlTarget } from '../control/control-target.js';
 
 export const VERSION = '0.1.0';
 /** what the log sink's final writes and fdatasync may take at shutdown (the whole stop is bounded by the sum below) */
@@ -147,13 +148,16 @@ export async function startDaemon({ config, otel }: Settings, log: Logger, facto
   if (recorder) log.warn('recording raw hermes envelopes (content-bearing) because AEP_RECORD_DIR is set', { dir: config.recordDir });
   // an unwritable or full log dir shows (degraded, one stderr line, hooks refused) from the start
   await history.start();
+  // the control target of the own sessions: observe-only (accepts nothing, nacks every command) unless a gate is on
+  const control = new ControlTarget({ settings: config.control, policy: config.policy, log });
+  if (control.on) log.info('control gates on', { gate: config.control.gate, instruct: config.control.instruct, hold_ms: config.control.holdMs });
   // the replay buffer refilled from the history (all agents) before anyone can subscribe
   const stream = factories
-    ? await wireStream({ config, guard: transport.guard, ...(mirror ? { mirror } : {}), factories, log, ownFiles: snapshot.listed })
+    ? await wireStream({ config, guard: transport.guard, ...(mirror ? { mirror } : {}), factories, log, ownFiles: snapshot.listed, control })
     : undefined;
   if (stream) log.info('stream buffer rebuilt', { ...stream.rebuilt });
   // AEP_RELAY_URL: this daemon's own events, once durable, also go out to a relay as an emitter
-  const relay = stream && config.relay ? relayLink(config, log) : undefined;
+  const relay = stream && config.relay ? relayLink(config, log, control, (s) => stream.hub.isOwnSession(s)) : undefined;
   if (relay) stream?.onOwn((ws) => relay.offer(ws));
   const started = Date.now();
   const dropReports = new DropReports();
@@ -173,7 +177,8 @@ export async function startDaemon({ config, otel }: Settings, log: Logger, facto
       version: VERSION,
       epoch,
       uptime_s: Math.round((Date.now() - started) / 1000),
-      control: false,
+      control: config.control.gate,
+      control_target: control.stats(),
       capture: { ceiling: config.policy.ceiling, ...config.policy.categories },
       transport: { socket: config.socket ?? null, tcp: late.tcpUrl ?? null, ...transport.guard.stats(), plugin: dropReports.stats() },
       snapshot: snapshot.healthz(),
@@ -182,7 +187,11 @@ export async function startDaemon({ config, otel }: Settings, log: Logger, facto
     }),
     spool: { dir: path.join(config.stateDir, 'spool'), seen: spooledSeen },
     ...(stream ? { settled: (events) => stream.own(events), server: stream.server, degraded: () => [...stream.degraded(), ...degradedOf(relay)] } : {}),
+    control: { target: control, settings: config.control, republish: (w) => stream?.republish(w) },
   });
+  // gate cards a previous process died holding: closed now (their hooks were answered by the transports' fail-open)
+  const orphans = control.closeOrphans(epoch);
+  if (orphans > 0) log.info('closed gate cards a previous process left pending', { cards: orphans });
   late.spool = spool;
   // fastify's own server stays unbound: the listeners feed its router, tagging each request's transport
   await app.ready();
@@ -220,6 +229,8 @@ export async function startDaemon({ config, otel }: Settings, log: Logger, facto
     ...(stream ? { stream } : {}),
     close: () =>
       (closing ??= (async () => {
+        // held hooks first: each is answered {} (its card dismissed) rather than left to wait on a stopping daemon
+        control.releaseAll();
         // subscribers first: an open SSE response or WebSocket would hold the listeners' grace
         await stream?.closeClients('daemon stopping');
         // the spool first: stop after the file in hand, so closing never waits on a drain
@@ -242,7 +253,7 @@ export async function startDaemon({ config, otel }: Settings, log: Logger, facto
 }
 
 /** The relay link of AEP_RELAY_URL, declaring capture up to the highest level any category may carry. */
-function relayLink(config: DaemonConfig, log: Logger): RelayLink | undefined {
+function relayLink(config: DaemonConfig, log: Logger, control: ControlTarget, isOwnSession: (s: string) => boolean): RelayLink | undefined {
   if (!config.relay) return undefined;
   const levels = [config.policy.ceiling, ...Object.values(config.policy.categories)];
   const ceiling = levels.reduce((a, b) => (captureRank(b) > captureRank(a) ? b : a));
@@ -253,6 +264,8 @@ function relayLink(config: DaemonConfig, log: Logger): RelayLink | undefined {
     instance: config.sourceHost,
     ceiling,
     heartbeatMs: config.stream.heartbeatMs,
+    control,
+    isOwnSession,
     log,
   });
 }

@@ -5,6 +5,15 @@ import type { IdentityStage } from '../identity/identity-stage.js';
 import type { EventBus } from '../sinks/event-bus.js';
 import type { AepEvent } from '../aep/event.js';
 import type { DriftWatch } from './drift.js';
+import type { MappedHook } from '../aep/mapped.js';
+import type { ControlItem } from '../identity/identity-stage.js';
+import type { LiveHook, ReplyPlan, StepResult } from '../control/hook-step.js';
+import type { Emitted } from '../control/control-types.js';
+import { adoptLine } from '../aep/event-line.js';
+import type { WireEvent } from '../stream/wire.js';
+
+/** The control step (src/control/hook-step.ts), bound to its target: present only while a control gate is on. */
+export type ControlStepFn = (env: HookEnvelope, mapped: MappedHook, now: Date, live: LiveHook | undefined) => StepResult;
 import type { Logger } from './diagnostics.js';
 
 /**
@@ -34,6 +43,8 @@ export interface PipelineOptions {
    * recorded, once written when retained; never for events given up.
    */
   readonly settled?: (events: readonly AepEvent[]) => void;
+  /** the control gates' step between mapping and identity (gates on only) */
+  readonly control?: ControlStepFn;
 }
 
 /**
@@ -47,11 +58,15 @@ export interface PipelineOptions {
  *   retry would duplicate them;
  * - `lost`: processed, and some events were given up at once (counted).
  */
-export type HookOutcome =
+export type HookOutcome = (
   | { readonly status: 'recorded'; readonly events: readonly AepEvent[] }
   | { readonly status: 'refused'; readonly reason: string }
   | { readonly status: 'retained'; readonly events: readonly AepEvent[]; readonly reason: string; readonly written: Promise<boolean> }
-  | { readonly status: 'lost'; readonly events: readonly AepEvent[]; readonly lost: number; readonly reason: string };
+  | { readonly status: 'lost'; readonly events: readonly AepEvent[]; readonly lost: number; readonly reason: string }
+) & {
+  /** how the reply is made (a control gate asked for it: a hold, a steering context); absent: `{}` */
+  readonly plan?: ReplyPlan;
+};
 
 /**
  * One hook, start to finish: admission → drift check → pure mapping →
@@ -94,7 +109,7 @@ export class HookPipeline {
    * its arrival, and carry its spool key (`hermesspool`) so a restart can tell
    * a file whose events were written but which was not yet deleted.
    */
-  handle(env: HookEnvelope, spooled?: { readonly arrival: Date; readonly key: string }): Promise<HookOutcome> {
+  handle(env: HookEnvelope, spooled?: { readonly arrival: Date; readonly key: string }, live?: LiveHook): Promise<HookOutcome> {
     this.hooks++;
     const refusal = this.o.bus.refusal();
     if (refusal) {
@@ -103,8 +118,17 @@ export class HookPipeline {
     }
     this.o.drift.check(env);
     let events: readonly AepEvent[];
+    let plan: ReplyPlan | undefined;
     try {
-      events = this.o.identity.process(readHook(env, this.o.policy), spooled?.arrival ?? this.clock());
+      const now = spooled?.arrival ?? this.clock();
+      let mapped = readHook(env, this.o.policy);
+      if (this.o.control) {
+        // a spooled hook was answered long ago: it can drop instructions at a session end, never hold or deliver
+        const step = this.o.control(env, mapped, now, spooled ? undefined : live);
+        mapped = step.mapped;
+        plan = step.plan;
+      }
+      events = this.o.identity.process(mapped, now);
       if (spooled) events = events.map((e) => ({ ...e, hermesspool: spooled.key }));
       if (this.o.stamp) events = this.o.stamp.process(events);
       events = events.map((e) => Object.freeze(e));
@@ -113,18 +137,52 @@ export class HookPipeline {
       this.o.log?.error('hook could not be mapped; answered and counted', { error: (err as Error).name });
       return Promise.resolve({ status: 'recorded', events: [] });
     }
+    return this.publish(events, plan, env.hook_event_name);
+  }
+
+  /**
+   * A control target's events for one own session, outside any hook (acks,
+   * a gate card's outcome): stamped now, in order, after the command that
+   * caused them when one is given (written as received: seq-less, never
+   * stamped). Refused, like a hook, while a durable sink cannot take them.
+   */
+  emitControl(session: string, items: readonly ControlItem[], command?: WireEvent): Emitted {
+    const refusal = this.o.bus.refusal();
+    if (refusal) return { refused: refusal };
+    let events: readonly AepEvent[];
+    try {
+      events = this.o.identity.emitControl(session, items, this.clock());
+      if (this.o.stamp) events = this.o.stamp.process(events);
+      events = events.map((e) => Object.freeze(e));
+    } catch (err) {
+      this.failed++;
+      this.o.log?.error('control events could not be stamped; counted', { error: (err as Error).name });
+      return { events: [], written: Promise.resolve(false) };
+    }
+    const all = command ? [commandEvent(command), ...events] : events;
+    const written = this.publish(all, undefined, 'control').then((o) => (o.status === 'retained' ? o.written : o.status === 'recorded'));
+    return { events, written };
+  }
+
+  /** whether a durable sink refuses new events now (a code, never content) */
+  refusal(): string | undefined {
+    return this.o.bus.refusal();
+  }
+
+  private publish(events: readonly AepEvent[], plan: ReplyPlan | undefined, hook: string): Promise<HookOutcome> {
     const published = this.o.bus.publish(events);
     // AEP_DEBUG: the hook name and the event types and seqs it became; structural only (not built when debug is off)
     if (this.o.log && this.o.log.debugEnabled !== false)
       this.o.log.debug('hook mapped', {
-        hook: /^[a-z0-9_]{1,64}$/.test(env.hook_event_name) ? env.hook_event_name : 'other',
+        hook: /^[a-z0-9_]{1,64}$/.test(hook) ? hook : 'other',
         events: events.map((e) => `${e.type}#${e.seq}`).join(','),
       });
+    const p = plan ? { plan } : {};
     return published.then((r): HookOutcome => {
       const reason = r.reason ?? 'not written';
       if (r.lost > 0) {
         this.lost++;
-        return { status: 'lost', events, lost: r.lost, reason };
+        return { status: 'lost', events, lost: r.lost, reason, ...p };
       }
       if (r.retained > 0) {
         this.retained++;
@@ -133,10 +191,21 @@ export class HookPipeline {
           else this.settle(events);
           return lost === 0;
         });
-        return { status: 'retained', events, reason, written };
+        return { status: 'retained', events, reason, written, ...p };
       }
       this.settle(events);
-      return { status: 'recorded', events };
+      return { status: 'recorded', events, ...p };
     });
   }
+}
+
+/**
+ * A command as the session's history keeps it: its envelope as received
+ * (frozen, its line the received bytes), the same object the stream then
+ * carries. It has no seq: the sender does not own the session's order.
+ */
+function commandEvent(w: WireEvent): AepEvent {
+  const ev = Object.isFrozen(w.event) ? w.event : Object.freeze({ ...w.event });
+  adoptLine(ev as unknown as AepEvent, w.line);
+  return ev as unknown as AepEvent;
 }

@@ -9,6 +9,11 @@ import { DEFAULT_MAX_BODY_NODES } from '../config/config.js';
 import type { RequestGuard } from '../transport/request-guard.js';
 import { DROPPED_HEADER, type DropReports } from '../transport/drop-report.js';
 import { streamRoutes, type StreamHttpDeps } from '../stream/http/stream-routes.js';
+import type { ControlTarget } from '../control/control-target.js';
+import { liveHookOf } from '../control/hook-step.js';
+import { EMPTY_REPLY, type HookReply } from '../control/control-types.js';
+import type { HookOutcome } from './pipeline.js';
+import type { FastifyReply } from 'fastify';
 
 export interface ServerDeps {
   readonly pipeline: HookPipeline;
@@ -29,6 +34,8 @@ export interface ServerDeps {
   readonly dropReports?: DropReports;
   /** the AEP stream bindings (discovery, POST /events, GET /stream): registered when given */
   readonly stream?: StreamHttpDeps;
+  /** the control target, when a control gate is on: holds a gated hook's reply until its card is answered */
+  readonly control?: Pick<ControlTarget, 'hold' | 'abandon'>;
 }
 
 /** Hermes payloads nest a handful of levels; the bound keeps every recursive walk (digest, redaction) safe. */
@@ -72,6 +79,28 @@ const REFUSALS: Readonly<Record<string, { status: number; error: string; message
   too_many_nodes: { status: 413, error: 'too_many_nodes', message: 'body holds more JSON values and keys than AEP_MAX_BODY_NODES' },
   parser_unavailable: { status: 503, error: 'parser_unavailable', message: 'the body could not be parsed now; retry' },
 };
+
+/**
+ * The reply a processed hook gets: `{}` (observe-only), unless a control gate
+ * planned otherwise. A held card waits for its answer, expiry, or the hook's
+ * connection going away; one whose events did not reach the history is not
+ * held (closed at once: the call proceeds, as the vendor's fail-open does).
+ */
+async function replyOf(outcome: HookOutcome, control: ServerDeps['control'], reply: FastifyReply): Promise<HookReply> {
+  const plan = outcome.plan;
+  if (!plan || outcome.status === 'refused') return EMPTY_REPLY;
+  if (plan.kind === 'context') return { context: plan.context };
+  // the gate's card is the hook's first card (inserted before any form card); at capture `none` its data is empty
+  const card = outcome.events.find((e) => e.type === 'attention.requested');
+  if (!card || !control) return EMPTY_REPLY;
+  if (outcome.status !== 'recorded') {
+    control.abandon(card);
+    return EMPTY_REPLY;
+  }
+  const res = reply.raw;
+  const gone = new Promise<void>((resolve) => res.once('close', () => !res.writableFinished && resolve()));
+  return control.hold(card, plan.holdMs, gone);
+}
 
 /**
  * The daemon's HTTP surface: `POST /hook` (one Hermes envelope in, the hook
@@ -146,7 +175,7 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
     }
     deps.recorder?.record(req.body, parsed.data.session_id);
     // Answered once the events reached the operating system (group commit), never before.
-    const outcome = await deps.pipeline.handle(parsed.data);
+    const outcome = await deps.pipeline.handle(parsed.data, undefined, deps.control ? liveHookOf(req.headers) : undefined);
     // Refused = not processed at all, so a retry (the shim's spool) records it exactly once.
     if (outcome.status === 'refused') {
       return reply
@@ -157,7 +186,7 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
     // until the log recovers) and `lost` (counted) are answered 200 too: the hook was processed,
     // its seqs and spans exist, so a retry would duplicate them.
     deps.dropReports?.add(drops);
-    return reply.code(200).send({});
+    return reply.code(200).send(await replyOf(outcome, deps.control, reply));
   });
 
   if (deps.stream) void app.register(streamRoutes(deps.stream));

@@ -25,6 +25,7 @@ export const streamFactories: StreamFactories = {
       ingestMaxEvents: d.ingestMaxEvents,
       maxBodyBytes: d.maxBodyBytes,
       ownSourcePrefix: d.ownSourcePrefix,
+      ...(d.control ? { control: d.control } : {}),
       parsers: { compileFilter, parseFrom, parseLastEventId },
       log: d.log,
     },
@@ -41,6 +42,7 @@ export const streamFactories: StreamFactories = {
       identity: d.identity,
       maxFrameBytes: d.maxBodyBytes,
       ownSourcePrefix: d.ownSourcePrefix,
+      ...(d.control ? { control: d.control } : {}),
       log: d.log,
     }),
 };

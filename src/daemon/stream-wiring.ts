@@ -12,6 +12,7 @@ import type { UpgradeHandler } from '../transport/listeners.js';
 import type { RequestGuard } from '../transport/request-guard.js';
 import type { Logger } from './diagnostics.js';
 import type { ServerDeps } from './server.js';
+import type { OwnControlPort } from '../stream/socket/frames.js';
 
 /** What the HTTP routes and the WebSocket endpoint are built from (their own auth from `token`/`allowedOrigins`). */
 export interface StreamCommonDeps {
@@ -26,6 +27,8 @@ export interface StreamCommonDeps {
   /** events from this prefix are this daemon's own emitter's: never ingested */
   readonly ownSourcePrefix: string;
   readonly identity: { readonly agent: 'hermes'; readonly instance: string };
+  /** the control target of this daemon's own sessions */
+  readonly control?: OwnControlPort;
   readonly log: Logger;
 }
 
@@ -55,6 +58,8 @@ export interface StreamWiring {
   own(events: readonly AepEvent[]): void;
   /** hears the own events published (the relay link's `offer`) */
   onOwn(listener: (events: readonly WireEvent[]) => void): void;
+  /** an own event already in the history, published again (a recorded ack re-emitted): to the hub and the `onOwn` listeners */
+  republish(w: WireEvent): void;
   readonly server: Partial<ServerDeps>;
   /** the listeners' WebSocket upgrade handler, when the endpoint exists */
   readonly upgrade?: UpgradeHandler;
@@ -73,6 +78,8 @@ export interface StreamWiringOptions {
   readonly factories: StreamFactories;
   /** this daemon's own session logs as the start-up restore listed them (not stat'ed twice) */
   readonly ownFiles?: readonly { readonly path: string; readonly mtimeMs: number; readonly size: number }[];
+  /** the control target: declared in hello and discovery, sent own-session commands, fed the own events the rebuild reads back */
+  readonly control?: OwnControlPort & { restore(w: WireEvent): void };
   readonly log: Logger;
 }
 
@@ -92,7 +99,16 @@ export async function wireStream(o: StreamWiringOptions): Promise<StreamWiring> 
     subscriptions: s.subscriptions,
     log,
   });
-  const rebuilt = rebuildBuffer(config.historyDir, s, (ws) => hub.publish(ws), o.ownFiles);
+  const control = o.control;
+  const rebuilt = rebuildBuffer(
+    config.historyDir,
+    s,
+    (ws) => {
+      hub.publish(ws);
+      if (control) for (const w of ws) if (w.origin === 'own') control.restore(w);
+    },
+    o.ownFiles,
+  );
   const foreign = new ForeignHistory({
     historyDir: config.historyDir,
     queueMax: config.historyQueueMax,
@@ -112,6 +128,7 @@ export async function wireStream(o: StreamWiringOptions): Promise<StreamWiring> 
     maxBodyBytes: config.maxBodyBytes,
     ownSourcePrefix: `aep://${config.sourceHost}/agent/hermes/`,
     identity: { agent: 'hermes', instance: config.sourceHost },
+    ...(control ? { control } : {}),
     log,
   };
   const server = o.factories.routes?.(common) ?? {};
@@ -119,6 +136,15 @@ export async function wireStream(o: StreamWiringOptions): Promise<StreamWiring> 
   const listeners: ((events: readonly WireEvent[]) => void)[] = [];
   let ownErrors = 0;
   let clientsClosed = false;
+  const toListeners = (ws: readonly WireEvent[]) => {
+    for (const l of listeners) {
+      try {
+        l(ws);
+      } catch {
+        ownErrors++;
+      }
+    }
+  };
   const closeClients = async (reason: string) => {
     if (clientsClosed) return;
     clientsClosed = true;
@@ -132,13 +158,11 @@ export async function wireStream(o: StreamWiringOptions): Promise<StreamWiring> 
     own(events) {
       const ws = events.map(wireFromOwn);
       hub.publish(ws);
-      for (const l of listeners) {
-        try {
-          l(ws);
-        } catch {
-          ownErrors++;
-        }
-      }
+      toListeners(ws);
+    },
+    republish(w) {
+      hub.publish([w]);
+      toListeners([w]);
     },
     onOwn: (l) => void listeners.push(l),
     server,

@@ -81,7 +81,8 @@ function raiseCard(lane: SessionLane, ev: AepEvent, joins: Joins): number {
     return 1;
   }
   const callId = joins.callId;
-  if (!callId) return 0;
+  // the operator gate's card: its control target resolves it, and it is no form card of the call
+  if (!callId || joins.gate) return 0;
   lane.noCard.delete(callId);
   const card = { id: ev.id, time: t, key: callId, ...(ev.run !== undefined ? { run: ev.run } : {}) };
   return evicted(boundedSet(lane.clarify, callId, card, MAX_PENDING_PER_SESSION));

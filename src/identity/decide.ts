@@ -20,7 +20,7 @@ export interface DecideContext {
   readonly closedWithoutCard: Set<string>;
 }
 
-interface Extra {
+export interface Extra {
   readonly run?: string | undefined;
   readonly cause?: string | undefined;
   readonly subject?: string | undefined;
@@ -68,13 +68,13 @@ export function decide(m: KeyedEvent, keys: HookKeys, lane: SessionLane, ctx: De
     }
   } else if (m.type === 'attention.requested' || (approval && !isOutcome(m.type, 'card'))) {
     // a card, or an approval hook that is no card (a model's review): caused by its tool call when the hook names it
-    emit(m, { cause: callId ? lane.tools.get(callId) : undefined });
+    emit(m, { cause: m.cause ?? (callId ? lane.tools.get(callId) : undefined) });
   } else if (isOutcomeEvent(m, 'card')) {
     closeCard(m, keys, lane, ctx, emit);
   } else if (m.type === 'delegation.subagent.stopped') {
     emit(m, { cause: paired(ctx, m.subject ? lane.delegations.get(m.subject) : undefined) });
   } else {
-    emit(m);
+    emit(m, { cause: m.cause });
   }
   return out;
 }
@@ -130,7 +130,14 @@ function unpairedCard(m: CardOutcomeEvent): MappedEvent {
 }
 
 /** The full envelope of one event (AEP-0001 §5), at `seq`. */
-function stamp(m: KeyedEvent, keys: HookKeys, lane: SessionLane, ctx: DecideContext, seq: number, extra: Extra): AepEvent {
+export function stamp(
+  m: KeyedEvent,
+  keys: HookKeys,
+  lane: SessionLane,
+  ctx: Pick<DecideContext, 'epoch' | 'host' | 'policy' | 'newId' | 'now'>,
+  seq: number,
+  extra: Extra,
+): AepEvent {
   const run = isSessionScoped(m.type) ? undefined : 'run' in extra ? extra.run : (keys.run ?? keys.parentRun ?? lane.currentRun);
   const subject = extra.subject ?? m.subject;
   const capture = levelFor(ctx.policy, m.type);

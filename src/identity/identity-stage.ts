@@ -1,8 +1,8 @@
 import type { CapturePolicy } from '../capture/policy.js';
 import { UNKNOWN_SESSION, type AepEvent } from '../aep/event.js';
-import type { HookKeys, Joins, MappedHook } from '../aep/mapped.js';
+import type { HookKeys, Joins, KeyedEvent, MappedHook } from '../aep/mapped.js';
 import { apply } from './apply.js';
-import { decide, type DecideContext, type Decision } from './decide.js';
+import { decide, stamp, type DecideContext, type Decision, type Extra } from './decide.js';
 import { LaneTable, type EndedIndex } from './lane-table.js';
 import type { DormantLane } from './lane-state.js';
 import type { SessionLane } from './lanes.js';
@@ -17,6 +17,16 @@ export interface IdentityOptions {
   readonly maxSessions?: number;
   /** sessions already ended, remembered beyond the lanes (persisted by the daemon) */
   readonly ended?: EndedIndex;
+}
+
+/** One event a control target emits (IdentityStage.emitControl): its run (undefined: none), cause and subject. */
+export interface ControlItem {
+  readonly event: KeyedEvent;
+  readonly run?: string | undefined;
+  readonly cause?: string | undefined;
+  readonly subject?: string | undefined;
+  /** caused by the event emitted just before it in the same call (an answer's resolution) */
+  readonly causedByPrevious?: boolean;
 }
 
 /** Counters a supervisor reads from `/healthz`. */
@@ -71,11 +81,35 @@ export class IdentityStage {
     const ctx: DecideContext = { ...this.opts, now, count: this.count, closedWithoutCard: new Set() };
     const out: AepEvent[] = [];
     for (const m of hook.events) {
+      const joins = m.joins ? { ...hook.keys, ...m.joins } : hook.keys;
       for (const ev of decide(m, hook.keys, lane, ctx)) {
-        this.counters.evictions += this.applyTo(lane, ev, hook.keys);
+        this.counters.evictions += this.applyTo(lane, ev, joins);
         lane.seq = ev.seq + 1;
         out.push(ev);
       }
+    }
+    this.counters.events += out.length;
+    return out;
+  }
+
+  /**
+   * Events a control target emits into one of this emitter's sessions outside
+   * any hook (acks, an answered or expired gate card): stamped in order at
+   * the lane's next seqs with the run, cause and subject the target names, and
+   * applied like any other. No pairing decision is made for them: the target
+   * knows what each one answers.
+   */
+  emitControl(session: string, items: readonly ControlItem[], now: Date): AepEvent[] {
+    const lane = this.lanes.use(session);
+    const ctx = { ...this.opts, now };
+    const out: AepEvent[] = [];
+    for (const item of items) {
+      const cause = item.causedByPrevious ? out.at(-1)?.id : item.cause;
+      const extra: Extra = { run: item.run, cause, subject: item.subject };
+      const ev = stamp(item.event, {}, lane, ctx, lane.seq, extra);
+      this.counters.evictions += this.applyTo(lane, ev, {});
+      lane.seq = ev.seq + 1;
+      out.push(ev);
     }
     this.counters.events += out.length;
     return out;

@@ -6,6 +6,8 @@ import { CAPTURE_LEVELS, captureRank, type CaptureLevel } from '../capture/level
 import type { Logger } from '../daemon/diagnostics.js';
 import { errorCode, HealthLatch, type Degradation } from '../sinks/health-latch.js';
 import type { WireEvent } from '../stream/wire.js';
+import { checkEnvelope, lineOf } from '../stream/envelope-check.js';
+import { isCommandType, ownControl, type OwnControlPort } from '../stream/socket/frames.js';
 import { Outbox, SentRing } from './outbox.js';
 
 export interface RelayLinkOptions {
@@ -27,6 +29,14 @@ export interface RelayLinkOptions {
   readonly resendMax?: number;
   readonly backoff?: { readonly minMs: number; readonly maxMs: number };
   readonly now?: () => number;
+  /**
+   * This daemon's control target: its `accepts` is declared in hello, and a
+   * command the relay routes here (for an own session) goes to it. Absent:
+   * `accepts: []`, commands counted and ignored.
+   */
+  readonly control?: OwnControlPort;
+  /** whether a session is one of this daemon's own (a command for any other is ignored, counted) */
+  readonly isOwnSession?: (session: string) => boolean;
 }
 
 /** bytes the socket may hold unsent before events queue in the outbox instead */
@@ -44,7 +54,8 @@ export const HERMES_EMITS: readonly string[] = [...Object.keys(FAMILIES), 'asses
  * relay's `hello`, a bounded outbox while down (§8.4), jittered exponential
  * reconnect, and a resend of the recently sent events after each reconnect
  * (delivery is at-least-once; the relay dedupes on `(source, id)`).
- * Commands (AEP-0004) are counted and ignored: this daemon accepts none yet.
+ * Commands (AEP-0004) the relay routes here go, validated, to the control
+ * target (it acks them as Events of their session, which come back out here).
  */
 export class RelayLink {
   private ws: WebSocket | undefined;
@@ -61,7 +72,7 @@ export class RelayLink {
   private readonly sent: SentRing;
   private readonly latch: HealthLatch;
   private readonly now: () => number;
-  private readonly counts = { sent: 0, resent: 0, reconnects: 0, commands_ignored: 0, refused: 0 };
+  private readonly counts = { sent: 0, resent: 0, reconnects: 0, commands: 0, commands_ignored: 0, refused: 0 };
 
   constructor(private readonly o: RelayLinkOptions) {
     this.now = o.now ?? Date.now;
@@ -112,6 +123,7 @@ export class RelayLink {
     dropped_low: number;
     dropped_notice: number;
     reconnects: number;
+    commands: number;
     commands_ignored: number;
   } {
     return {
@@ -122,6 +134,7 @@ export class RelayLink {
       dropped_low: this.outbox.droppedLow,
       dropped_notice: this.outbox.droppedNotice,
       reconnects: this.counts.reconnects,
+      commands: this.counts.commands,
       commands_ignored: this.counts.commands_ignored,
     };
   }
@@ -177,7 +190,7 @@ export class RelayLink {
       versions: ['0.1'],
       role: 'emitter',
       identity: { agent: 'hermes', instance: this.o.instance },
-      capabilities: { emits: HERMES_EMITS, capture, control: { accepts: [], ack_window_ms: 10_000 } },
+      capabilities: { emits: HERMES_EMITS, capture, control: ownControl(this.o.control) },
     };
   }
 
@@ -192,11 +205,7 @@ export class RelayLink {
       return;
     }
     const type = typeof f.type === 'string' ? f.type : '';
-    if (type.includes('.')) {
-      // an Event: a command routed to this emitter (AEP-0004); none is accepted yet
-      this.counts.commands_ignored++;
-      return;
-    }
+    if (type.includes('.')) return this.onCommand(f, text);
     if (type === 'hello' && !this.ready) {
       const versions = Array.isArray(f.versions) ? f.versions : [];
       if (versions.length !== 1 || versions[0] !== '0.1') {
@@ -215,6 +224,18 @@ export class RelayLink {
     } else if (type === 'ping') ws.send(JSON.stringify({ type: 'pong', ...(f.t !== undefined ? { t: f.t } : {}) }));
     else if (type === 'pong') this.missedPongs = 0;
     else if (type === 'closing') ws.close(1000);
+  }
+
+  /** An Event from the relay: a command routed to this emitter (AEP-0004 §4), or something to ignore (counted). */
+  private onCommand(f: Record<string, unknown>, text: string): void {
+    const checked = this.o.control && isCommandType(String(f.type)) ? checkEnvelope(f, lineOf(text, f), 'ingest') : undefined;
+    const w = checked?.ok ? checked.wire : undefined;
+    if (!w || w.session === undefined || !(this.o.isOwnSession?.(w.session) ?? false)) {
+      this.counts.commands_ignored++;
+      return;
+    }
+    this.counts.commands++;
+    this.o.control!.command(w);
   }
 
   private onReady(ws: WebSocket): void {

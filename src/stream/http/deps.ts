@@ -1,3 +1,4 @@
+import type { OwnControlPort } from '../socket/frames.js';
 import type { Logger } from '../../daemon/diagnostics.js';
 import type { StreamAuth } from '../stream-auth.js';
 import type { EventFilter, Ingress, StreamHubApi } from '../hub-types.js';
@@ -28,5 +29,7 @@ export interface StreamHttpDeps {
   readonly maxBodyNodes?: number;
   /** `aep://{host}/agent/hermes/`: this daemon's own emitter, which nobody else may speak for */
   readonly ownSourcePrefix: string;
+  /** what this daemon's own control target accepts (the discovery document declares it) */
+  readonly control?: Pick<OwnControlPort, 'accepts'>;
   readonly log: Logger;
 }

@@ -1,8 +1,9 @@
 import { CAPTURE_LEVELS } from '../../capture/levels.js';
 import type { StreamHubApi } from '../hub-types.js';
+import { ownControl, type OwnControlPort } from '../socket/frames.js';
 
 /** The discovery document (AEP-0003 §3.4), with the capabilities a `hello` would carry (§4). */
-export function discoveryDocument(hub: Pick<StreamHubApi, 'replay'>): Record<string, unknown> {
+export function discoveryDocument(hub: Pick<StreamHubApi, 'replay'>, control?: Pick<OwnControlPort, 'accepts'>): Record<string, unknown> {
   return {
     aep: ['0.1'],
     role: 'collector',
@@ -11,7 +12,7 @@ export function discoveryDocument(hub: Pick<StreamHubApi, 'replay'>): Record<str
       filters: ['attr-match'],
       replay: { buffer: hub.replay.buffer, all: hub.replay.all },
       capture: [...CAPTURE_LEVELS],
-      control: { accepts: [] },
+      control: ownControl(control),
       roster: {},
       experimental: {},
     },

@@ -47,7 +47,7 @@ export function streamRoutes(deps: StreamHttpDeps) {
       return undefined;
     };
 
-    const discovery = async (_req: FastifyRequest, reply: FastifyReply) => reply.type('application/json').send(discoveryDocument(deps.hub));
+    const discovery = async (_req: FastifyRequest, reply: FastifyReply) => reply.type('application/json').send(discoveryDocument(deps.hub, deps.control));
     app.get('/events', { onRequest: access('read') }, discovery);
     app.get('/.well-known/aep', { onRequest: access('read') }, discovery);
     app.post('/events', { onRequest: access('write'), bodyLimit: deps.maxBodyBytes }, ingestHandler(deps));

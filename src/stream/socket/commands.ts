@@ -2,7 +2,7 @@ import type { StreamHubApi } from '../hub-types.js';
 import type { WireEvent } from '../wire.js';
 import type { ClaimRegistry } from './claims.js';
 import type { StreamAccess } from './deps.js';
-import { errorFrame } from './frames.js';
+import { errorFrame, type OwnControlPort } from './frames.js';
 import { consumes, type Role } from './hello.js';
 
 /** What routing one command needs from the connection that sent it. */
@@ -15,6 +15,8 @@ export interface CommandContext {
   reply(text: string): void;
   /** keep the forwarded command in the history of the session it addresses (in this connection's order) */
   persist(w: WireEvent): void;
+  /** the control target of this daemon's own sessions (it persists, dedupes and acks them itself) */
+  readonly own?: Pick<OwnControlPort, 'command'>;
 }
 
 export type CommandOutcome = { readonly routed: true } | { readonly routed: false; readonly code: string };
@@ -22,10 +24,11 @@ export type CommandOutcome = { readonly routed: true } | { readonly routed: fals
 /**
  * Route one command Event (AEP-0004 §4): refused toward the sender with a
  * `cause`-correlated `error` frame that never becomes an Event (§4 items 1,
- * 2, 5) — unauthenticated binding, a session this daemon owns (it executes no
- * command itself yet), a claimant whose declared `accepts` lacks the type, no
- * live claimant, or more than one; else forwarded as received to the single
- * claimant (§4 item 4) and persisted.
+ * 2, 5) — unauthenticated binding, a claimant whose declared `accepts` lacks
+ * the type, no live claimant, or more than one; else forwarded as received to
+ * the single claimant (§4 item 4) and persisted. A command for one of this
+ * daemon's own sessions goes to its control target, which answers it in the
+ * session's history (acks are Events there, never frames).
  */
 export function routeCommand(ctx: CommandContext, w: WireEvent, text: string): CommandOutcome {
   const refuse = (code: string, detail: string): CommandOutcome => {
@@ -36,7 +39,12 @@ export function routeCommand(ctx: CommandContext, w: WireEvent, text: string): C
   if (!consumes(ctx.role)) return refuse('unauthorized', 'commands are sent on a consumer or both connection');
   const session = w.session;
   if (session === undefined) return refuse('no-route', 'a command addresses a session');
-  if (ctx.hub.isOwnSession(session)) return refuse('unsupported', 'this daemon accepts no command for its own sessions');
+  if (ctx.hub.isOwnSession(session)) {
+    // this daemon is the target: its ack (or nack) is an Event of that session, AEP-0004 §3
+    if (!ctx.own) return refuse('unsupported', 'this daemon accepts no command for its own sessions');
+    ctx.own.command(w);
+    return { routed: true };
+  }
   const targets = ctx.claims.claimants(session);
   if (targets.length === 0) return refuse('no-route', 'no connected emitter claims this session');
   if (targets.length > 1) return refuse('ambiguous', `${targets.length} connected emitters claim this session`);

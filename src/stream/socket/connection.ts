@@ -184,7 +184,7 @@ export class Connection implements Claimant {
         versions: [got.peer.version],
         role: 'collector',
         identity: { agent: identity.agent, instance: identity.instance },
-        capabilities: capabilities(this.ctx.deps.hub),
+        capabilities: capabilities(this.ctx.deps.hub, this.ctx.deps.control),
       }),
     );
   }
@@ -194,7 +194,8 @@ export class Connection implements Claimant {
     if (id === undefined) return this.send(errorFrame('invalid-request', 'roster needs an id'));
     if (!consumes(this.peer.role)) return this.send(errorFrame('unauthorized', 'the roster is answered on consumer or both connections', { id }));
     const { hub, identity } = this.ctx.deps;
-    const own = hub.ownSessions().map((session) => ({ session, agent: identity.agent, instance: identity.instance, control: ownControl() }));
+    const control = ownControl(this.ctx.deps.control);
+    const own = hub.ownSessions().map((session) => ({ session, agent: identity.agent, instance: identity.instance, control }));
     this.send(JSON.stringify({ type: 'roster', id, entries: [...own, ...this.ctx.claims.entries()] }));
   }
 
@@ -221,6 +222,7 @@ export class Connection implements Claimant {
         claims: this.ctx.claims,
         reply: (t: string) => this.send(t),
         persist: (c: WireEvent) => this.persist(c),
+        ...(deps.control ? { own: deps.control } : {}),
       };
       const out = routeCommand(ctx, w, text);
       if (out.routed) counters.commands_forwarded += 1;

@@ -1,4 +1,5 @@
 import type { StreamHubApi } from '../hub-types.js';
+import type { WireEvent } from '../wire.js';
 
 /** The protocol versions this endpoint speaks (AEP-0003 §4 rule 1). */
 export const VERSIONS = ['0.1'] as const;
@@ -27,16 +28,27 @@ const CORE_COMMANDS = new Set(['control.attention.respond', 'control.cancel', 'c
 /** The command types of AEP-0004 §5 and the vendor namespace `x.{vendor}.control.{verb}`. */
 export const isCommandType = (type: string): boolean => CORE_COMMANDS.has(type) || /^x\.[a-z0-9_-]+\.control\.[a-z0-9_.-]+$/.test(type);
 
-/** This endpoint's own control declaration (it executes no command itself: issue 12). */
-export const ownControl = () => ({ accepts: [] as string[], ack_window_ms: ACK_WINDOW_MS });
+/**
+ * The control target behind this daemon's own sessions (src/control/): what
+ * it declares, and where a command addressed to one of them goes.
+ */
+export interface OwnControlPort {
+  /** exactly the command types the enabled gates accept (`[]` while they are off) */
+  accepts(): readonly string[];
+  /** one validated command for an own session, from an authenticated binding */
+  command(w: WireEvent): void;
+}
+
+/** This daemon's own control declaration (AEP-0004 §4 item 2): what its target accepts, and the ack window. */
+export const ownControl = (port?: Pick<OwnControlPort, 'accepts'>) => ({ accepts: [...(port?.accepts() ?? [])], ack_window_ms: ACK_WINDOW_MS });
 
 /** The capabilities of this endpoint's `hello` (AEP-0003 §4; the same facts as the discovery document, §3.4). */
-export function capabilities(hub: StreamHubApi): Record<string, unknown> {
+export function capabilities(hub: StreamHubApi, port?: Pick<OwnControlPort, 'accepts'>): Record<string, unknown> {
   return {
     filters: ['attr-match'],
     replay: hub.replay,
     capture: ['none', 'metadata', 'redacted', 'full'],
-    control: ownControl(),
+    control: ownControl(port),
     roster: {},
     experimental: {},
   };

@@ -54,8 +54,15 @@ async function start(env: Record<string, string>) {
   return { d, hub, notYetDurable };
 }
 
-const post = (socketPath: string, body: string) =>
-  httpCall({ socketPath }, { method: 'POST', path: '/hook', headers: { 'content-type': 'application/json' }, body });
+/** One hook, answered once the daemon serves hooks: a 503 while its start-up spool drain runs is retried (as the shim spools it), until a deadline. */
+async function post(socketPath: string, body: string) {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const r = await httpCall({ socketPath }, { method: 'POST', path: '/hook', headers: { 'content-type': 'application/json' }, body });
+    if (r.status !== 503 || Date.now() > deadline) return r;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
 
 const historyLines = (env: Record<string, string>, session: string) =>
   readFileSync(path.join(env['AEP_LOG_DIR']!, 'hermes', `${session}.jsonl`), 'utf8')
@@ -85,7 +92,7 @@ describe('the daemon wiring of the AEP stream', () => {
   it('foreign events are kept apart: a foreign `hermes` session of the same name never moves the own lane’s seq', async () => {
     const env = dirs();
     const a = await start(env);
-    for (const h of HOOKS.slice(0, 3)) await post(env.AEP_SOCKET, h);
+    for (const h of HOOKS.slice(0, 3)) expect((await post(env.AEP_SOCKET, h)).status).toBe(200);
     const own = a.hub.held.filter((w) => w.origin === 'own');
     const session = own[0]!.session!;
     const text = JSON.stringify({
@@ -112,7 +119,7 @@ describe('the daemon wiring of the AEP stream', () => {
     expect(b.hub.held.find((w) => w.id === 'foreign-1')?.line).toBe(text);
     expect(b.hub.held.find((w) => w.id === 'foreign-1')?.origin).toBe('ingest');
     const before = b.hub.live.length;
-    await post(env.AEP_SOCKET, HOOKS[3]!);
+    expect((await post(env.AEP_SOCKET, HOOKS[3]!)).status).toBe(200);
     const fresh = b.hub.live.slice(before).filter((w) => w.origin === 'own' && w.session === session);
     expect(fresh.length).toBeGreaterThan(0);
     // a new process is a new epoch of the own lane (AEP-0001 §7.2): the foreign epoch 77 / seq 9999 line was never read as its state

@@ -32,7 +32,7 @@ describe('discovery (AEP-0003 §3.4)', () => {
         filters: ['attr-match'],
         replay: { buffer: 321, all: true },
         capture: ['none', 'metadata', 'redacted', 'full'],
-        control: { accepts: [] },
+        control: { accepts: [], ack_window_ms: 10_000 },
         roster: {},
         experimental: {},
       },

@@ -9,6 +9,7 @@ import { downlevel } from '../capture/downlevel.js';
 import type { CaptureEvent } from '../capture/types.js';
 import { safeFileName } from '../sinks/safe-file-name.js';
 import { comparePosition, type Position } from '../stream/wire.js';
+import { PendingCards } from './cards.js';
 import type { Styler } from './color.js';
 import { HistoryFollower } from './jsonl-follow.js';
 import type { TailPlan } from './options.js';
@@ -27,6 +28,8 @@ export interface TailTuning {
   readonly idleMs?: number;
   readonly backoffMs?: { readonly min: number; readonly max: number };
   readonly rescanMs?: number;
+  /** the clock cards' time left is computed with */
+  readonly now?: () => number;
 }
 
 /** No daemon there: the history is the next best source. */
@@ -128,7 +131,23 @@ async function fromHistory(plan: TailPlan, io: TailIo, printer: Printer, signal:
 
 /** Run until the stream ends (`--no-follow`) or the signal fires; the exit code. */
 export async function runTail(plan: TailPlan, io: TailIo, signal: AbortSignal, tuning: TailTuning = {}): Promise<number> {
-  const printer = new Printer({ out: io.out, style: io.style, json: plan.json }, plan.from !== undefined && plan.from !== 'all' ? plan.from : []);
+  const now = tuning.now ?? Date.now;
+  const cards = plan.json ? undefined : new PendingCards();
+  return follow(plan, io, signal, tuning, cards, now);
+}
+
+async function follow(
+  plan: TailPlan,
+  io: TailIo,
+  signal: AbortSignal,
+  tuning: TailTuning,
+  cards: PendingCards | undefined,
+  now: () => number,
+): Promise<number> {
+  const printer = new Printer(
+    { out: io.out, style: io.style, json: plan.json, ...(cards !== undefined ? { cards, now } : {}) },
+    plan.from !== undefined && plan.from !== 'all' ? plan.from : [],
+  );
   const end = await fromStream(plan, io, printer, signal, tuning);
   if (end.kind === 'ended' || end.kind === 'aborted') return 0;
   if (end.kind === 'refused' && end.status !== 404) {

@@ -39,6 +39,8 @@ const TAIL_ENV = `
 One line per event: local time, session, run, type (indented: run events under
 their session, tool events under their run), subject, key facts at the event's
 capture level. Colors on a terminal unless NO_COLOR is set (FORCE_COLOR forces).
+A card that can be answered from here (hermes-aep answer) ends its line with
+card=<id> and the time left; on a terminal a footer lists the pending ones.
 Reconnects when the daemon restarts, resuming after the last event shown.
 Environment: AEP_STATE_DIR / AEP_SOCKET (the socket), AEP_PORT + AEP_HOST with
 AEP_TOKEN (TCP when the socket is off), AEP_LOG_DIR (the history read when no

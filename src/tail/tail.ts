@@ -11,6 +11,7 @@ import { safeFileName } from '../sinks/safe-file-name.js';
 import { comparePosition, type Position } from '../stream/wire.js';
 import { PendingCards } from './cards.js';
 import type { Styler } from './color.js';
+import { Footer, type Terminal } from './footer.js';
 import { HistoryFollower } from './jsonl-follow.js';
 import type { TailPlan } from './options.js';
 import { Printer } from './printer.js';
@@ -22,6 +23,8 @@ export interface TailIo {
   /** notices about the stream itself (never event content) */
   readonly err: (line: string) => void;
   readonly style: Styler;
+  /** stdout when it is a terminal (and not `--json`): the pending-cards footer is drawn there */
+  readonly terminal?: Terminal;
 }
 
 export interface TailTuning {
@@ -30,6 +33,8 @@ export interface TailTuning {
   readonly rescanMs?: number;
   /** the clock cards' time left is computed with */
   readonly now?: () => number;
+  /** the footer's refresh period (default 1 s) */
+  readonly footerTickMs?: number;
 }
 
 /** No daemon there: the history is the next best source. */
@@ -133,7 +138,14 @@ async function fromHistory(plan: TailPlan, io: TailIo, printer: Printer, signal:
 export async function runTail(plan: TailPlan, io: TailIo, signal: AbortSignal, tuning: TailTuning = {}): Promise<number> {
   const now = tuning.now ?? Date.now;
   const cards = plan.json ? undefined : new PendingCards();
-  return follow(plan, io, signal, tuning, cards, now);
+  const footer = cards !== undefined && io.terminal !== undefined ? new Footer(io.terminal, cards, io.style, now, tuning.footerTickMs) : undefined;
+  // every line, events and notices, goes above the footer
+  const tio: TailIo = footer === undefined ? io : { ...io, out: (l) => footer.print(io.out, l), err: (l) => footer.print(io.err, l) };
+  try {
+    return await follow(plan, tio, signal, tuning, cards, now);
+  } finally {
+    footer?.close();
+  }
 }
 
 async function follow(

@@ -48,7 +48,8 @@ export class Footer {
     const now = this.now();
     const cards = this.cards.pending(now);
     if (cards.length === 0) return '';
-    const width = Math.max(20, (this.term.columns() ?? 80) - 1);
+    // a terminal that reports no width (0: a pty nobody sized) is taken as 80 columns
+    const width = Math.max(20, (this.term.columns() || 80) - 1);
     const label = `${cards.length} pending: `;
     let used = label.length;
     const parts: string[] = [];
@@ -59,8 +60,10 @@ export class Footer {
       const more = i < cards.length - 1 ? SEPARATOR.length + `+${cards.length - i - 1} more`.length : 0;
       const sep = parts.length > 0 ? SEPARATOR.length : 0;
       if (used + sep + plain.length + more > width) {
+        // too narrow for even one card: the first one, cut
+        if (i === 0) parts.push(this.style('attention', clean(plain, width - used)));
         // what does not fit is counted (room for it was kept when the previous card was placed)
-        parts.push(this.style('dim', `+${cards.length - i} more`));
+        else parts.push(this.style('dim', `+${cards.length - i} more`));
         break;
       }
       used += sep + plain.length;

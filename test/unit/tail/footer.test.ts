@@ -81,6 +81,13 @@ describe('the pending-cards footer', () => {
     wide.print(cardEvent('01JZAAAAAAAAAAAAAAAAAAAAAA'));
     wide.print(cardEvent('01JZBBBBBBBBBBBBBBBBBBBBBB'));
     expect(wide.screen.at(-1)).toBe(`${ERASE}2 pending: 01JZAAAAAAAAAAAAAAAAAAAAAA 42s left · 01JZBBBBBBBBBBBBBBBBBBBBBB 42s left`);
+    // a narrow terminal: the first card, cut; one that reports no width (0) counts as 80 columns
+    const narrow = rig(plainStyler, 30);
+    narrow.print(cardEvent());
+    expect(narrow.screen.at(-1)).toBe(`${ERASE}1 pending: 01JZ5R7Q1B8N6T3X0…`);
+    const unsized = rig(plainStyler, 0);
+    unsized.print(cardEvent());
+    expect(unsized.screen.at(-1)).toBe(`${ERASE}1 pending: ${CARD} 42s left`);
   });
 
   it('NO_COLOR (the plain styler): no SGR in the footer or the card line; with colors both are styled', () => {

@@ -39,11 +39,43 @@ const TAIL_ENV = `
 One line per event: local time, session, run, type (indented: run events under
 their session, tool events under their run), subject, key facts at the event's
 capture level. Colors on a terminal unless NO_COLOR is set (FORCE_COLOR forces).
+A card that can be answered from here (hermes-aep answer) ends its line with
+card=<id> and the time left; on a terminal a footer lists the pending ones.
 Reconnects when the daemon restarts, resuming after the last event shown.
 Environment: AEP_STATE_DIR / AEP_SOCKET (the socket), AEP_PORT + AEP_HOST with
 AEP_TOKEN (TCP when the socket is off), AEP_LOG_DIR (the history read when no
 daemon answers).
 `;
+
+const CONTROL_ENV = `
+Sent as an AEP command on the daemon's WebSocket (/socket): over its Unix socket
+(trusted, no token), or over TCP with the stream token, which a command always
+needs there. Prints one line: accepted, rejected: <reason> (the target said no),
+or refused: <code> (the daemon routed it nowhere); --json prints the ack event
+as received. Exit 0 accepted, 1 rejected or refused, 2 usage, connection, card
+not found, or no ack within the ack window (+2 s).
+Environment: AEP_STATE_DIR / AEP_SOCKET (the socket), AEP_PORT + AEP_HOST with
+AEP_TOKEN (TCP when the socket is off), AEP_SOURCE_HOST (the command's source).
+`;
+
+const ANSWER_HELP = `
+The card id is the one a card line of \`hermes-aep tail\` shows (card=…); only
+cards that list "control" in respond_via can be answered from here. The card's
+session is looked up in what the daemon holds unless --session names it. After
+accepted, the card's outcome is printed when it arrives in time, e.g.
+  hermes-aep answer 01JZ5R7Q1B8N6T3X0V9W2Y4K3M deny not on prod
+  accepted
+  answered: deny "not on prod"
+A reason that starts with - goes after --.
+${CONTROL_ENV}`;
+
+const INSTRUCT_HELP = `
+The words are joined by spaces into one instruction for the session (it must
+accept instructions: AEP_INSTRUCT=1 on the daemon side).
+${CONTROL_ENV}`;
+
+/** Commander's own usage errors (a missing argument, an unknown option) exit 2 for the control commands, like theirs. */
+const usageExit = (err: { exitCode: number }) => process.exit(err.exitCode === 0 ? 0 : 2);
 
 function transportKind(raw: string): 'shell' | 'plugin' {
   if (raw !== 'shell' && raw !== 'plugin') throw new Error('--transport takes shell (the default) or plugin');
@@ -153,6 +185,41 @@ async function program(): Promise<CommandType> {
     .allowExcessArguments(false)
     .addHelpText('after', TAIL_ENV)
     .action(async (o: import('./tail/options.js').TailCliOptions) => (await import('./tail/tail-cli.js')).runTailCli(o));
+
+  const target = (c: CommandType) =>
+    c
+      .option('--url <url>', 'the daemon over TCP, e.g. http://127.0.0.1:8393 (token from --token or AEP_TOKEN)')
+      .option('--socket <path>', "the daemon's unix socket (default {AEP_STATE_DIR}/hook.sock)")
+      .option('--token <token>', 'the stream token for --url (prefer AEP_TOKEN: a command line is visible to other users)')
+      .option('--json', 'print the ack (and outcome) event line exactly as received');
+  target(
+    cli
+      .command('answer')
+      .description('answer a held tool call (a card tail shows): allow it, or deny it with a reason')
+      .argument('<card-id>', 'the card: the id of its attention.requested event')
+      .argument('<decision>', 'allow or deny')
+      .argument('[reason...]', 'deny only: why, given to the agent')
+      .option('--session <id>', "the card's session (skips looking the card up)"),
+  )
+    .allowExcessArguments(false)
+    .addHelpText('after', ANSWER_HELP)
+    .exitOverride(usageExit)
+    .action(async (card: string, decision: string, reason: string[], o: import('./control-cli/control-cli.js').ControlCliOptions) =>
+      (await import('./control-cli/control-cli.js')).runAnswerCli(card, decision, reason, o),
+    );
+  target(
+    cli
+      .command('instruct')
+      .description('send an instruction to a running session (one that accepts them)')
+      .argument('<session>', 'the session id')
+      .argument('<text...>', 'the instruction'),
+  )
+    .allowExcessArguments(false)
+    .addHelpText('after', INSTRUCT_HELP)
+    .exitOverride(usageExit)
+    .action(async (session: string, text: string[], o: import('./control-cli/control-cli.js').ControlCliOptions) =>
+      (await import('./control-cli/control-cli.js')).runInstructCli(session, text, o),
+    );
   return cli;
 }
 

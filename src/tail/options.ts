@@ -11,6 +11,7 @@ import { loadConfig } from '../config/config.js';
 import type { Position } from '../stream/wire.js';
 import { compileLocalFilter, type LocalFilter } from './local-filter.js';
 import type { StreamTarget } from './sse-client.js';
+import { streamTarget } from './target.js';
 
 export interface TailCliOptions {
   readonly url?: string;
@@ -61,23 +62,6 @@ export function parseFromOption(raw: string): 'all' | Position[] {
   });
 }
 
-function streamUrl(raw: string): URL {
-  let u: URL;
-  try {
-    u = new URL(raw);
-  } catch {
-    throw new Error('--url takes the daemon URL, e.g. http://127.0.0.1:8393');
-  }
-  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error('--url takes an http:// or https:// URL');
-  if (u.search !== '' || u.username !== '' || u.password !== '') {
-    throw new Error('--url takes no query and no credentials (the token goes in --token or AEP_TOKEN)');
-  }
-  const p = u.pathname.replace(/\/+$/, '');
-  u.pathname = p.endsWith('/stream') ? p : `${p}/stream`;
-  u.hash = '';
-  return u;
-}
-
 function combinedFilter(o: TailCliOptions): Record<string, unknown> {
   const base = o.filter !== undefined ? parseJson(o.filter, '--filter') : {};
   if (!isRecord(base)) throw new Error('--filter takes a JSON object (AEP-0003 §6 attr-match)');
@@ -96,18 +80,9 @@ function combinedFilter(o: TailCliOptions): Record<string, unknown> {
 
 export function planTail(o: TailCliOptions, env: NodeJS.ProcessEnv = process.env): TailPlan {
   const config = loadConfig(env);
-  if (o.url !== undefined && o.socket !== undefined) throw new Error('--url and --socket: use one');
+  const target = streamTarget(o, config);
   if (o.capture !== undefined && !(CAPTURE_LEVELS as readonly string[]).includes(o.capture)) {
     throw new Error(`--capture takes ${CAPTURE_LEVELS.join(', ')}`);
-  }
-  const token = o.token ?? config.stream.token;
-  let target: StreamTarget;
-  if (o.url !== undefined) target = { kind: 'url', url: streamUrl(o.url), ...(token !== undefined ? { token } : {}) };
-  else if (o.socket !== undefined) target = { kind: 'socket', path: o.socket };
-  else if (config.socket !== undefined) target = { kind: 'socket', path: config.socket };
-  else {
-    const host = config.host.includes(':') ? `[${config.host}]` : config.host;
-    target = { kind: 'url', url: streamUrl(`http://${host}:${config.port ?? 0}`), ...(token !== undefined ? { token } : {}) };
   }
   const filterObject = combinedFilter(o);
   const compiled = compileLocalFilter(filterObject);

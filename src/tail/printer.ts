@@ -3,10 +3,12 @@
  * duplicate (AEP-0001 §7.4, dedupe on `(source, id)` over a bounded window:
  * a reconnect may replay what was already shown), remember the session's
  * last position (the resume point of the next reconnect), and print it as
- * the raw line (`--json`) or one rendered line.
+ * the raw line (`--json`) or one rendered line (with, for an answerable
+ * card, its id and time left, and for its outcome how it ended).
  */
 import { renderEvent } from './render.js';
 import type { Styler } from './color.js';
+import { noteParts, type PendingCards } from './cards.js';
 import { comparePosition, type Position } from '../stream/wire.js';
 
 const DEDUPE_WINDOW = 10_000;
@@ -17,6 +19,9 @@ export interface PrinterIo {
   readonly out: (line: string) => void;
   readonly style: Styler;
   readonly json: boolean;
+  /** rendered lines only: the answerable cards followed */
+  readonly cards?: PendingCards;
+  readonly now?: () => number;
 }
 
 export class Printer {
@@ -61,7 +66,13 @@ export class Printer {
       const epoch = Number.isSafeInteger(event['epoch']) ? (event['epoch'] as number) : 0;
       this.remember({ session, epoch, seq: seq as number });
     }
-    this.io.out(this.io.json ? line : renderEvent(event, this.io.style));
+    if (this.io.json) {
+      this.io.out(line);
+      return true;
+    }
+    const now = (this.io.now ?? Date.now)();
+    const note = this.io.cards?.observe(event, now);
+    this.io.out(renderEvent(event, this.io.style, note !== undefined ? noteParts(note, now, this.io.style) : []));
     return true;
   }
 }

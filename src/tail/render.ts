@@ -46,7 +46,8 @@ function typeRole(type: string, severity: unknown): Role {
   return 'plain';
 }
 
-export function renderEvent(ev: Ev, style: Styler): string {
+/** One event's line; `extra` (already styled) ends it: what `tail` itself adds, e.g. a card's id and time left. */
+export function renderEvent(ev: Ev, style: Styler, extra: readonly string[] = []): string {
   const type = clean(str(ev['type']) ?? '?', 60);
   const session = str(ev['session']);
   const run = str(ev['run']);
@@ -64,6 +65,7 @@ export function renderEvent(ev: Ev, style: Styler): string {
   if (subject !== undefined) parts.push(ULID.test(subject) ? `…${subject.slice(-6)}` : clean(subject, 48));
   for (const f of factsOf(ev)) parts.push(f.alarm ? style('failure', f.text) : f.text);
   if (agent !== undefined && agent !== HOME_AGENT) parts.push(style('dim', `@${clean(agent, 32)}`));
+  parts.push(...extra);
   return parts.join(' ');
 }
 

@@ -9,7 +9,9 @@ import { downlevel } from '../capture/downlevel.js';
 import type { CaptureEvent } from '../capture/types.js';
 import { safeFileName } from '../sinks/safe-file-name.js';
 import { comparePosition, type Position } from '../stream/wire.js';
+import { PendingCards } from './cards.js';
 import type { Styler } from './color.js';
+import { Footer, type Terminal } from './footer.js';
 import { HistoryFollower } from './jsonl-follow.js';
 import type { TailPlan } from './options.js';
 import { Printer } from './printer.js';
@@ -21,12 +23,18 @@ export interface TailIo {
   /** notices about the stream itself (never event content) */
   readonly err: (line: string) => void;
   readonly style: Styler;
+  /** stdout when it is a terminal (and not `--json`): the pending-cards footer is drawn there */
+  readonly terminal?: Terminal;
 }
 
 export interface TailTuning {
   readonly idleMs?: number;
   readonly backoffMs?: { readonly min: number; readonly max: number };
   readonly rescanMs?: number;
+  /** the clock cards' time left is computed with */
+  readonly now?: () => number;
+  /** the footer's refresh period (default 1 s) */
+  readonly footerTickMs?: number;
 }
 
 /** No daemon there: the history is the next best source. */
@@ -128,7 +136,30 @@ async function fromHistory(plan: TailPlan, io: TailIo, printer: Printer, signal:
 
 /** Run until the stream ends (`--no-follow`) or the signal fires; the exit code. */
 export async function runTail(plan: TailPlan, io: TailIo, signal: AbortSignal, tuning: TailTuning = {}): Promise<number> {
-  const printer = new Printer({ out: io.out, style: io.style, json: plan.json }, plan.from !== undefined && plan.from !== 'all' ? plan.from : []);
+  const now = tuning.now ?? Date.now;
+  const cards = plan.json ? undefined : new PendingCards();
+  const footer = cards !== undefined && io.terminal !== undefined ? new Footer(io.terminal, cards, io.style, now, tuning.footerTickMs) : undefined;
+  // every line, events and notices, goes above the footer
+  const tio: TailIo = footer === undefined ? io : { ...io, out: (l) => footer.print(io.out, l), err: (l) => footer.print(io.err, l) };
+  try {
+    return await follow(plan, tio, signal, tuning, cards, now);
+  } finally {
+    footer?.close();
+  }
+}
+
+async function follow(
+  plan: TailPlan,
+  io: TailIo,
+  signal: AbortSignal,
+  tuning: TailTuning,
+  cards: PendingCards | undefined,
+  now: () => number,
+): Promise<number> {
+  const printer = new Printer(
+    { out: io.out, style: io.style, json: plan.json, ...(cards !== undefined ? { cards, now } : {}) },
+    plan.from !== undefined && plan.from !== 'all' ? plan.from : [],
+  );
   const end = await fromStream(plan, io, printer, signal, tuning);
   if (end.kind === 'ended' || end.kind === 'aborted') return 0;
   if (end.kind === 'refused' && end.status !== 404) {

@@ -1,7 +1,8 @@
-// `hermes-aep answer` / `instruct` against the real daemon. The daemon accepts no command for its own sessions
-// yet (src/stream/socket/commands.ts): it refuses with a connection-scoped error frame `unsupported` whose
-// cause is the command id, and the CLI prints that as `refused: unsupported (…)`, exit 1. The card lookup runs
-// against what the daemon really holds: an unknown card, and Hermes's own (observed, `oob`) approval card.
+// `hermes-aep answer` / `instruct` against the real daemon process. Gates off, its control target nacks every
+// command for its own sessions `unsupported` in the session's history (an Event whose cause is the command id),
+// printed `rejected: unsupported`, exit 1; gates on, an instruction is accepted and a held call answered from
+// the terminal. The card lookup runs against what the daemon really holds: an unknown card, and Hermes's own
+// (observed, `oob`) approval card.
 import { execFile } from 'node:child_process';
 import os from 'node:os';
 import { promisify } from 'node:util';
@@ -13,7 +14,8 @@ import { scriptedSession } from '../support/scripted-session.js';
 
 const run = promisify(execFile);
 const TOKEN = 'control-daemon-token-0123456789';
-const REFUSAL = 'refused: unsupported (this daemon accepts no command for its own sessions)';
+// the nack's detail is redacted-class: at the default metadata ceiling the reason rides alone
+const REFUSAL = 'rejected: unsupported';
 
 describe('hermes-aep answer / instruct on a running daemon', () => {
   let d: DaemonProcess;
@@ -53,12 +55,12 @@ describe('hermes-aep answer / instruct on a running daemon', () => {
       },
     );
 
-  it('instruct over the Unix socket (no token): refused: unsupported, exit 1', async () => {
+  it('instruct over the Unix socket (no token), gates off: rejected: unsupported, exit 1', async () => {
     const r = await cli(['instruct', s.session, 'run the tests first']);
     expect([r.code, r.stdout, r.stderr]).toEqual([1, `${REFUSAL}\n`, '']);
   });
 
-  it("the refusal is the error frame whose cause is the command's id (--json prints it as received)", async () => {
+  it("the nack is an Event of the session whose cause is the command's id (--json prints it as received)", async () => {
     const id = '01JZ5R7Q1B8N6T3X0V9W2Y4K3M';
     const plan = planControl({ json: true }, { ...process.env, AEP_STATE_DIR: d.stateDir, AEP_TOKEN: '' });
     const out: string[] = [];
@@ -67,7 +69,7 @@ describe('hermes-aep answer / instruct on a running daemon', () => {
     const code = await runInstruct(s.session, ['hello'], { ...plan, ctx: { ...plan.ctx, newId: () => id } }, io, new AbortController().signal);
     expect([code, err]).toEqual([1, []]);
     expect(out).toHaveLength(1);
-    expect(JSON.parse(out[0]!)).toEqual({ type: 'error', cause: id, code: 'unsupported', detail: 'this daemon accepts no command for its own sessions' });
+    expect(JSON.parse(out[0]!)).toMatchObject({ type: 'control.rejected', session: s.session, agent: 'hermes', cause: id, data: { reason: 'unsupported' } });
     // answer --session takes the same path, its envelope accepted by the daemon's validator (an invalid one would be invalid-event)
     const answered: string[] = [];
     const code2 = await runAnswer(
@@ -82,7 +84,7 @@ describe('hermes-aep answer / instruct on a running daemon', () => {
     expect([code2, answered, err]).toEqual([1, [REFUSAL], []]);
   });
 
-  it('over TCP with the token: the same refusal; the token never printed', async () => {
+  it('over TCP with the token: the same nack; the token never printed', async () => {
     const r = await cli(['answer', '--url', d.url, '--session', s.session, oobCard, 'allow'], { AEP_TOKEN: TOKEN });
     expect([r.code, r.stdout]).toEqual([1, `${REFUSAL}\n`]);
     expect(r.stdout + r.stderr).not.toContain(TOKEN);
@@ -100,5 +102,40 @@ describe('hermes-aep answer / instruct on a running daemon', () => {
   it('a session the daemon does not own and nobody claims: refused: no-route', async () => {
     const r = await cli(['instruct', `nobody-${os.hostname()}`, 'hi']);
     expect([r.code, r.stdout]).toEqual([1, 'refused: no-route (no connected emitter claims this session)\n']);
+  });
+});
+
+describe('hermes-aep answer / instruct with the gates on', () => {
+  let d: DaemonProcess;
+  afterAll(async () => {
+    await d?.stop();
+  });
+  const post = (body: unknown, headers: Record<string, string> = {}) =>
+    httpCall(
+      { socketPath: d.socketPath },
+      { method: 'POST', path: '/hook', headers: { host: 'localhost', 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) },
+    );
+
+  it('instruct is accepted; a held call answered deny from the terminal blocks it with the reason', async () => {
+    d = await startDaemonProcess({ AEP_TOKEN: TOKEN, AEP_HERMES_CONTROL: '1', AEP_INSTRUCT: '1' });
+    const s = scriptedSession('20261201_103000_ab12cd');
+    const pre = s.envelopes.findIndex((e) => e.hook_event_name === 'pre_tool_call');
+    for (const e of s.envelopes.slice(0, pre)) expect((await post(e)).status).toBe(200);
+    const env = { ...process.env, AEP_STATE_DIR: d.stateDir, AEP_TOKEN: '', NO_COLOR: '1' };
+    const instruct = await run(process.execPath, [CLI, 'instruct', s.session, 'run the tests first'], { env, timeout: 20_000 });
+    expect(instruct.stdout).toBe('accepted\n');
+    const held = post(s.envelopes[pre], { 'x-hermes-aep-hold-ms': '58000' });
+    const card = await waitFor('the gate card', async () => {
+      const r = await httpCall(
+        { socketPath: d.socketPath },
+        { path: `/stream?from=all&live=0&filter=${encodeURIComponent('{"type":"attention.requested"}')}`, headers: { host: 'localhost' } },
+      );
+      const line = r.body.split('\n').find((l) => l.startsWith('data: ') && l.includes('"control"'));
+      return line ? (JSON.parse(line.slice(6)) as { id: string }).id : undefined;
+    });
+    const answer = await run(process.execPath, [CLI, 'answer', card, 'deny', 'not', 'on', 'prod'], { env, timeout: 20_000 });
+    expect(answer.stdout).toBe('accepted\nanswered: deny "not on prod"\n');
+    const reply = await held;
+    expect(JSON.parse(reply.body)).toEqual({ action: 'block', message: 'not on prod' });
   });
 });

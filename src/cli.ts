@@ -22,10 +22,17 @@ The full table with every variable and its default: README.md, section "Settings
 `;
 
 const HOOK_ENV = `
-Hermes runs this once per hook with the envelope on stdin; it prints {} and
-exits 0 whatever happens. Without options it reads AEP_SOCKET, AEP_HOOK_URL,
-AEP_STATE_DIR (and AEP_HOST/AEP_PORT), then the defaults; AEP_SHIM_TIMEOUT_MS
-bounds the wait, AEP_HERMES_CONTROL=1 lets a daemon reply through.
+Hermes runs this once per hook with the envelope on stdin; it prints one JSON
+object ({} unless a gate lets a reply through) and exits 0 whatever happens.
+Without options it reads AEP_SOCKET, AEP_HOOK_URL, AEP_STATE_DIR (and
+AEP_HOST/AEP_PORT), then the defaults; AEP_SHIM_TIMEOUT_MS bounds the wait (5 s).
+Two opt-in gates, each as an option or its variable (1, true, yes, on):
+  --control   AEP_HERMES_CONTROL  pre_tool_call waits for the daemon's answer, up
+              to AEP_ATTENTION_TIMEOUT_MS + 3 s (it says so in the header
+              x-hermes-aep-hold-ms); only a block reply reaches Hermes
+  --instruct  AEP_INSTRUCT        a pre_llm_call {"context": ...} reply reaches Hermes
+--attention-timeout-ms stands for AEP_ATTENTION_TIMEOUT_MS (55000). Options win
+over the environment; install writes them into the command it registers.
 `;
 
 const INSTALL_ENV = `
@@ -91,6 +98,9 @@ async function program(): Promise<CommandType> {
     .option('--socket <path>', "the daemon's unix socket")
     .option('--url <url>', "the daemon's http://127.0.0.1:PORT/hook (TCP, with the token from the state dir)")
     .option('--state-dir <dir>', 'the state directory the default socket, token and spool derive from')
+    .option('--control', "the operator-deny gate (AEP_HERMES_CONTROL): pre_tool_call waits for the daemon's answer")
+    .option('--instruct', 'the steering gate (AEP_INSTRUCT): a pre_llm_call context reply reaches Hermes')
+    .option('--attention-timeout-ms <ms>', "the daemon's hold window the wait is planned for (AEP_ATTENTION_TIMEOUT_MS, 55000)")
     .addHelpText('after', HOOK_ENV)
     .action(async () => (await import('./shim/hook.cjs')).runHook(argv.slice(1)));
 

@@ -100,7 +100,18 @@ describe('hermes-aep argument handling', () => {
   it('hook --help lists the shim options; plain `hook` stays the shim (prints {} and exits 0)', async () => {
     const help = await cli(['hook', '--help']);
     expect(help.code).toBe(0);
-    for (const o of ['--socket', '--url', '--state-dir']) expect(help.stdout).toContain(o);
+    for (const o of [
+      '--socket',
+      '--url',
+      '--state-dir',
+      '--control',
+      '--instruct',
+      '--attention-timeout-ms',
+      'AEP_HERMES_CONTROL',
+      'AEP_INSTRUCT',
+      'x-hermes-aep-hold-ms',
+    ])
+      expect(help.stdout).toContain(o);
     const hook = await cli(['hook'], { input: '{"hook_event_name":"x"}', env: { AEP_HOOK_URL: 'http://127.0.0.1:9/hook', AEP_SHIM_TIMEOUT_MS: '2000' } });
     expect([hook.code, hook.stdout]).toEqual([0, '{}']);
   });

@@ -39,7 +39,12 @@ const INSTALL_ENV = `
 Environment: HERMES_HOME (Hermes's directory, ~/.hermes) unless --hermes-home;
 AEP_STATE_DIR, AEP_SOCKET, AEP_HOOK_URL, AEP_PORT (+ AEP_HOST) choose the
 target like the options do, and whatever differs from the default is written
-into the registered command, so Hermes needs none of them.
+into the registered command, so Hermes needs none of them. So do the gates:
+AEP_HERMES_CONTROL (--control) and AEP_INSTRUCT (--instruct), 1/true/yes/on;
+with the control gate, AEP_ATTENTION_TIMEOUT_MS (the daemon's hold window,
+55000) is written too, and pre_tool_call gets a timeout above the shim's wait
+(window + 3 s, + 2 s margin: 60 s by default). Install refuses a window whose
+timeout would pass Hermes's 300 s clamp, or a --timeout below it.
 `;
 
 const TAIL_ENV = `
@@ -64,6 +69,18 @@ function timeoutSeconds(raw: string): number {
   }
   return n;
 }
+
+type InstallCliOptions = {
+  dryRun?: boolean;
+  timeout?: number;
+  socket?: string;
+  url?: string;
+  stateDir?: string;
+  hermesHome?: string;
+  transport: 'shell' | 'plugin';
+  control?: boolean;
+  instruct?: boolean;
+};
 
 async function program(): Promise<CommandType> {
   const { Command, InvalidArgumentError } = await import('commander');
@@ -110,7 +127,7 @@ async function program(): Promise<CommandType> {
       'copy the shim to {state dir}/shim/{version}/, register it for the twelve events in $HERMES_HOME/config.yaml, record consent in shell-hooks-allowlist.json',
     )
     .option('-n, --dry-run', 'print the planned changes; write nothing')
-    .option('--timeout <seconds>', "Hermes's kill deadline for the shim, 6..300", seconds, 10)
+    .option('--timeout <seconds>', "Hermes's kill deadline for the shim, 6..300 (default 10; with --control, pre_tool_call gets what its hold needs)", seconds)
     .option('--socket <path>', 'register the shim for this unix socket (default {state dir}/hook.sock)')
     .option('--url <url>', 'register the shim for TCP at this loopback URL, e.g. http://127.0.0.1:8393/hook (compose)')
     .option('--state-dir <dir>', 'the state directory the shim copy, token and defaults live in (default AEP_STATE_DIR or ~/.aep/state/hermes-aep)')
@@ -121,19 +138,22 @@ async function program(): Promise<CommandType> {
       transportKind,
       'shell',
     )
+    .option('--control', "the operator-deny gate: a pre_tool_call waits for the operator's answer (default AEP_HERMES_CONTROL)")
+    .option('--instruct', 'the steering gate: a pre_llm_call reply may add context (default AEP_INSTRUCT)')
     .allowExcessArguments(false)
     .addHelpText('after', INSTALL_ENV)
-    .action(
-      async (o: { dryRun?: boolean; timeout: number; socket?: string; url?: string; stateDir?: string; hermesHome?: string; transport: 'shell' | 'plugin' }) =>
-        (await import('./install/install-cli.js')).runInstall({
-          transport: o.transport,
-          dryRun: Boolean(o.dryRun),
-          timeout: o.timeout,
-          socket: o.socket,
-          url: o.url,
-          stateDir: o.stateDir,
-          hermesHome: o.hermesHome,
-        }),
+    .action(async (o: InstallCliOptions) =>
+      (await import('./install/install-cli.js')).runInstall({
+        transport: o.transport,
+        dryRun: Boolean(o.dryRun),
+        timeout: o.timeout,
+        socket: o.socket,
+        url: o.url,
+        stateDir: o.stateDir,
+        hermesHome: o.hermesHome,
+        control: o.control,
+        instruct: o.instruct,
+      }),
     );
 
   cli

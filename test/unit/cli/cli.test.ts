@@ -72,7 +72,22 @@ describe('hermes-aep argument handling', () => {
     const home = path.join(tempDir(), 'untouched');
     const r = await cli(['install', '--help'], { env: { HERMES_HOME: home } });
     expect(r.code).toBe(0);
-    for (const o of ['--dry-run', '--timeout', '--socket', '--url', '--state-dir', '--hermes-home', '--help', 'HERMES_HOME', 'AEP_PORT'])
+    for (const o of [
+      '--dry-run',
+      '--timeout',
+      '--socket',
+      '--url',
+      '--state-dir',
+      '--hermes-home',
+      '--control',
+      '--instruct',
+      '--help',
+      'HERMES_HOME',
+      'AEP_PORT',
+      'AEP_HERMES_CONTROL',
+      'AEP_INSTRUCT',
+      'AEP_ATTENTION_TIMEOUT_MS',
+    ])
       expect(r.stdout).toContain(o);
     expect(r.stdout).not.toMatch(/HERMES_HOME=/);
   });

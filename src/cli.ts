@@ -22,17 +22,29 @@ The full table with every variable and its default: README.md, section "Settings
 `;
 
 const HOOK_ENV = `
-Hermes runs this once per hook with the envelope on stdin; it prints {} and
-exits 0 whatever happens. Without options it reads AEP_SOCKET, AEP_HOOK_URL,
-AEP_STATE_DIR (and AEP_HOST/AEP_PORT), then the defaults; AEP_SHIM_TIMEOUT_MS
-bounds the wait, AEP_HERMES_CONTROL=1 lets a daemon reply through.
+Hermes runs this once per hook with the envelope on stdin; it prints one JSON
+object ({} unless a gate lets a reply through) and exits 0 whatever happens.
+Without options it reads AEP_SOCKET, AEP_HOOK_URL, AEP_STATE_DIR (and
+AEP_HOST/AEP_PORT), then the defaults; AEP_SHIM_TIMEOUT_MS bounds the wait (5 s).
+Two opt-in gates, each as an option or its variable (1, true, yes, on):
+  --control   AEP_HERMES_CONTROL  pre_tool_call waits for the daemon's answer, up
+              to AEP_ATTENTION_TIMEOUT_MS + 3 s (it says so in the header
+              x-hermes-aep-hold-ms); only a block reply reaches Hermes
+  --instruct  AEP_INSTRUCT        a pre_llm_call {"context": ...} reply reaches Hermes
+--attention-timeout-ms stands for AEP_ATTENTION_TIMEOUT_MS (55000). Options win
+over the environment; install writes them into the command it registers.
 `;
 
 const INSTALL_ENV = `
 Environment: HERMES_HOME (Hermes's directory, ~/.hermes) unless --hermes-home;
 AEP_STATE_DIR, AEP_SOCKET, AEP_HOOK_URL, AEP_PORT (+ AEP_HOST) choose the
 target like the options do, and whatever differs from the default is written
-into the registered command, so Hermes needs none of them.
+into the registered command, so Hermes needs none of them. So do the gates:
+AEP_HERMES_CONTROL (--control) and AEP_INSTRUCT (--instruct), 1/true/yes/on;
+with the control gate, AEP_ATTENTION_TIMEOUT_MS (the daemon's hold window,
+55000) is written too, and pre_tool_call gets a timeout above the shim's wait
+(window + 3 s, + 2 s margin: 60 s by default). Install refuses a window whose
+timeout would pass Hermes's 300 s clamp, or a --timeout below it.
 `;
 
 const TAIL_ENV = `
@@ -90,6 +102,18 @@ function timeoutSeconds(raw: string): number {
   return n;
 }
 
+type InstallCliOptions = {
+  dryRun?: boolean;
+  timeout?: number;
+  socket?: string;
+  url?: string;
+  stateDir?: string;
+  hermesHome?: string;
+  transport: 'shell' | 'plugin';
+  control?: boolean;
+  instruct?: boolean;
+};
+
 async function program(): Promise<CommandType> {
   const { Command, InvalidArgumentError } = await import('commander');
   const { packageVersion } = await import('./install/version.js');
@@ -123,6 +147,9 @@ async function program(): Promise<CommandType> {
     .option('--socket <path>', "the daemon's unix socket")
     .option('--url <url>', "the daemon's http://127.0.0.1:PORT/hook (TCP, with the token from the state dir)")
     .option('--state-dir <dir>', 'the state directory the default socket, token and spool derive from')
+    .option('--control', "the operator-deny gate (AEP_HERMES_CONTROL): pre_tool_call waits for the daemon's answer")
+    .option('--instruct', 'the steering gate (AEP_INSTRUCT): a pre_llm_call context reply reaches Hermes')
+    .option('--attention-timeout-ms <ms>', "the daemon's hold window the wait is planned for (AEP_ATTENTION_TIMEOUT_MS, 55000)")
     .addHelpText('after', HOOK_ENV)
     .action(async () => (await import('./shim/hook.cjs')).runHook(argv.slice(1)));
 
@@ -132,7 +159,7 @@ async function program(): Promise<CommandType> {
       'copy the shim to {state dir}/shim/{version}/, register it for the twelve events in $HERMES_HOME/config.yaml, record consent in shell-hooks-allowlist.json',
     )
     .option('-n, --dry-run', 'print the planned changes; write nothing')
-    .option('--timeout <seconds>', "Hermes's kill deadline for the shim, 6..300", seconds, 10)
+    .option('--timeout <seconds>', "Hermes's kill deadline for the shim, 6..300 (default 10; with --control, pre_tool_call gets what its hold needs)", seconds)
     .option('--socket <path>', 'register the shim for this unix socket (default {state dir}/hook.sock)')
     .option('--url <url>', 'register the shim for TCP at this loopback URL, e.g. http://127.0.0.1:8393/hook (compose)')
     .option('--state-dir <dir>', 'the state directory the shim copy, token and defaults live in (default AEP_STATE_DIR or ~/.aep/state/hermes-aep)')
@@ -143,19 +170,22 @@ async function program(): Promise<CommandType> {
       transportKind,
       'shell',
     )
+    .option('--control', "the operator-deny gate: a pre_tool_call waits for the operator's answer (default AEP_HERMES_CONTROL)")
+    .option('--instruct', 'the steering gate: a pre_llm_call reply may add context (default AEP_INSTRUCT)')
     .allowExcessArguments(false)
     .addHelpText('after', INSTALL_ENV)
-    .action(
-      async (o: { dryRun?: boolean; timeout: number; socket?: string; url?: string; stateDir?: string; hermesHome?: string; transport: 'shell' | 'plugin' }) =>
-        (await import('./install/install-cli.js')).runInstall({
-          transport: o.transport,
-          dryRun: Boolean(o.dryRun),
-          timeout: o.timeout,
-          socket: o.socket,
-          url: o.url,
-          stateDir: o.stateDir,
-          hermesHome: o.hermesHome,
-        }),
+    .action(async (o: InstallCliOptions) =>
+      (await import('./install/install-cli.js')).runInstall({
+        transport: o.transport,
+        dryRun: Boolean(o.dryRun),
+        timeout: o.timeout,
+        socket: o.socket,
+        url: o.url,
+        stateDir: o.stateDir,
+        hermesHome: o.hermesHome,
+        control: o.control,
+        instruct: o.instruct,
+      }),
     );
 
   cli

@@ -2,8 +2,10 @@
 
 Each of the twelve hooks becomes the very envelope Hermes's shell-hook path writes to a hook's stdin (same bytes),
 queued for one background thread that POSTs it to the hermes-aep daemon over a kept-alive connection, as the shim
-(src/shim/hook.cts) would. Observation hooks never wait. pre_tool_call and pre_llm_call wait for the daemon's reply
-only while AEP_HERMES_CONTROL is on (read at each call), within AEP_SHIM_TIMEOUT_MS, and fail open. What the daemon
+(src/shim/hook.cts) would. Observation hooks never wait. Two opt-in gates, read at each call from hermes-aep.json's
+args (--control, --instruct) or else from Hermes's environment (AEP_HERMES_CONTROL, AEP_INSTRUCT): under control a
+pre_tool_call is held until the daemon answers (at most AEP_ATTENTION_TIMEOUT_MS + 3 s) and may come back as a block;
+under instruct a pre_llm_call waits AEP_SHIM_TIMEOUT_MS for a context reply. Every failure fails open. What the daemon
 provably did not take goes to the shim's spool, in the shim's format. All logic stays in the daemon. Standard library
 only; nothing is printed, and no log message carries content.
 """
@@ -19,6 +21,7 @@ import random
 import re
 import socket
 import string
+import sys
 import threading
 import time
 from pathlib import Path
@@ -27,12 +30,17 @@ from urllib.parse import urlsplit
 HOOKS = ("pre_tool_call", "post_tool_call", "pre_llm_call", "on_session_start", "on_session_end", "on_session_finalize",
          "on_session_reset", "subagent_start", "subagent_stop", "pre_approval_request", "post_approval_response",
          "api_request_error")
-GATED = ("pre_tool_call", "pre_llm_call")
 TOP_LEVEL = ("tool_name", "args", "session_id", "parent_session_id")
 QUEUE_MAX = 10000
 IDLE_RECONNECT_S = 2.0  # under the daemon's 5 s keep-alive: never reuse a connection it may be closing
 EXIT_FLUSH_S = 2.0
 MAX_REPLY = 1048576
+DEFAULT_ATTENTION_MS = 55000  # the daemon's hold window unless AEP_ATTENTION_TIMEOUT_MS / --attention-timeout-ms say otherwise
+HOLD_MARGIN_MS = 3000  # a held pre_tool_call waits this much longer than the window (the shim's rule)
+HOLD_HEADER = "x-hermes-aep-hold-ms"
+HERMES_MARGIN_MS = 2000  # under a Hermes that bounds plugin callbacks, the wait ends this long before Hermes would give up on us
+HOLD_FLOOR_MS = 2000  # the daemon holds at most (the announced wait - 2000): with no more left than this, nothing is held
+VALUE_OPTIONS = ("--socket", "--url", "--state-dir", "--attention-timeout-ms")
 log = logging.getLogger(__name__)
 
 
@@ -84,9 +92,61 @@ def _timeout_s():
     return _env_number("AEP_SHIM_TIMEOUT_MS", 5000, lambda n: n > 0) / 1000
 
 
+def parse_args(args):
+    """hermes-aep.json's args as the shim reads its argv: (the value options in order as pairs, the flags given)."""
+    pairs, flags, i = [], set(), 0
+    while i < len(args):
+        a = args[i]
+        if a in ("--control", "--instruct"):
+            flags.add(a)
+        name, eq, value = a.partition("=")
+        if name in VALUE_OPTIONS:
+            if not eq:
+                i += 1
+                value = args[i] if i < len(args) else ""
+            if value:
+                pairs.append((name, value))
+        i += 1
+    return pairs, flags
+
+
+def _truthy(v):
+    return (v or "").lower() in ("1", "true", "yes", "on")
+
+
+def gates(args, env):
+    """(control, instruct, hold ms) as the shim's shimGates: the args first, then the environment; hold = window + 3 s."""
+    pairs, flags = parse_args(args)
+    raw = dict(pairs).get("--attention-timeout-ms", env.get("AEP_ATTENTION_TIMEOUT_MS", ""))
+    try:
+        n = float(raw.strip() or "nan")
+    except ValueError:
+        n = math.nan
+    window = int(n) if math.isfinite(n) and n > 0 and n.is_integer() else DEFAULT_ATTENTION_MS
+    control = "--control" in flags or _truthy(env.get("AEP_HERMES_CONTROL"))
+    instruct = "--instruct" in flags or _truthy(env.get("AEP_INSTRUCT"))
+    return control, instruct, window + HOLD_MARGIN_MS
+
+
+def hermes_callback_budget_ms():
+    """How long this Hermes lets a plugin callback run before abandoning it, or None: 0.18.2 and 0.19.0 have no bound;
+    later releases (hermes_cli/plugins_dispatch.py, `plugins.hook_callback_timeout`, default 30 s) abandon a callback
+    past it and BLOCK the tool when it was a pre_tool_call, so a held call must end first. Read from the module that is
+    calling us (never imported here); anything unexpected reads as no bound."""
+    for name in ("hermes_cli.plugins", "hermes_cli.plugins_dispatch"):
+        fn = getattr(sys.modules.get(name), "_resolve_hook_callback_timeout", None)
+        if callable(fn):
+            try:
+                secs = float(fn())
+            except Exception:
+                return None
+            return secs * 1000 if math.isfinite(secs) and secs > 0 else None
+    return None
+
+
 def resolve(args, env):
     """(state dir, target) as the shim's resolveTarget: argv (from hermes-aep.json) first, then the environment."""
-    pairs = list(zip(args[::2], args[1::2]))
+    pairs = parse_args(args)[0]
     opts = dict(pairs)
     state = opts.get("--state-dir") or env.get("AEP_STATE_DIR") or os.path.expanduser("~/.aep/state/hermes-aep")
     token_file = state + "/hook-token" if opts.get("--state-dir") else env.get("AEP_TOKEN_FILE") or state + "/hook-token"
@@ -191,9 +251,49 @@ class _ExitFlush(logging.Handler):
         super().close()
 
 
+class Slot:
+    """A gated call's wait, shared by the agent's thread (which waits) and the worker (which sends).
+
+    `deadline`: when the agent's thread gives up (monotonic). `hold`: a pre_tool_call under the control gate; the worker
+    then sends it on a connection of its own, with the hold header, and leaves the answer to the waiting thread (`conn`),
+    so a hold never stalls the worker. Otherwise the worker delivers it as any hook and leaves the reply in `reply`."""
+
+    def __init__(self, wait_ms, hold):
+        self.deadline = time.monotonic() + wait_ms / 1000
+        self.hold = hold
+        self.done = threading.Event()
+        self.lock = threading.Lock()
+        self.reply, self.conn, self.abandoned = None, None, False
+        self.arrival = (0, 0)  # the hook's arrival (wall ms, monotonic ns), set when it is queued: its spool key
+
+    def remaining_s(self):
+        return self.deadline - time.monotonic()
+
+    def abandon(self):
+        """The waiting thread gives up: a request already sent is hung up on (the daemon sees the hold dismissed); one
+        not yet sent goes as an ordinary hook, never held."""
+        with self.lock:
+            self.abandoned, conn, self.conn = True, self.conn, None
+        if conn is not None:
+            conn.close()
+
+    def take(self):
+        with self.lock:
+            conn, self.conn = self.conn, None
+        return conn
+
+
 class Forwarder:
-    def __init__(self, state_dir, target):
-        self.state_dir, self.target = state_dir, target
+    """One worker thread sends the queue in order. What a held pre_tool_call does to it: nothing lasting. The worker
+    only SENDS a held request (on its own connection, header and body) and goes on with the queue; the agent's thread,
+    blocked in Hermes's pre_tool_call anyway, reads the daemon's answer. So while one call is held, the hooks of other
+    sessions, subagents and parallel tool calls keep flowing (each parallel pre_tool_call gets its own hold), and the
+    queue stays bounded at QUEUE_MAX: past it a hook is dropped and counted, a gated one failing open. A gated call
+    that waited in the queue past its deadline is abandoned by its thread and then sent as an ordinary hook, unheld;
+    one with no more than HOLD_FLOOR_MS left is not held either."""
+
+    def __init__(self, state_dir, target, args=()):
+        self.state_dir, self.target, self.args = state_dir, target, list(args)
         self.queue = queue.Queue(QUEUE_MAX)
         self.lock = threading.Lock()  # one delivery at a time: the worker's, or a caller's once closing
         self.counted = threading.Lock()
@@ -201,6 +301,7 @@ class Forwarder:
         self.reported = 0
         self.conn, self.used_at, self.worker, self.closing = None, 0.0, None, False
         self.exit_hook = _ExitFlush(self)  # logging keeps only a weak reference
+        self.budget_ms = None  # Hermes's bound on a plugin callback, if this Hermes has one (register() reads it)
 
     def drop(self):
         with self.counted:
@@ -209,6 +310,8 @@ class Forwarder:
     def put(self, body, slot):
         """Queue one envelope, never blocking (the agent's thread). False: dropped, counted."""
         item = (body, time.time_ns() // 1000000, time.monotonic_ns(), slot)
+        if slot is not None:
+            slot.arrival = item[1:3]
         if self.closing:
             self.deliver(item)  # after the exit flush (Hermes's own exit handlers fire hooks): inline
             return True
@@ -238,39 +341,83 @@ class Forwarder:
 
     def deliver(self, item):
         body, arrival_ms, arrival_ns, slot = item
-        with self.lock:
-            outcome, reply = self.post(body)
-        if outcome == "spool":
-            spool(self.state_dir, body, arrival_ms, arrival_ns)
-        if slot is not None:
-            slot["reply"] = reply
-            slot["done"].set()
+        try:
+            if slot is not None and slot.hold and self.send_held(item):
+                return
+            with self.lock:
+                outcome, reply = self.post(body)
+            if outcome == "spool":
+                spool(self.state_dir, body, arrival_ms, arrival_ns)
+            if slot is not None:
+                slot.reply = reply
+        finally:
+            if slot is not None:
+                slot.done.set()
+
+    def send_held(self, item):
+        """Send a held pre_tool_call on a connection of its own, announcing how long its thread still waits, and hand
+        that connection to the thread. False: its thread has given up, or too little time is left to hold (then it is
+        delivered as any hook)."""
+        body, arrival_ms, arrival_ns, slot = item
+        ms = int(slot.remaining_s() * 1000)
+        if self.target is None or slot.abandoned or ms <= HOLD_FLOOR_MS:
+            return False
+        conn, sent = None, False
+        try:
+            conn = self.connect(slot.remaining_s())
+            path, headers = self.request_parts()
+            headers[HOLD_HEADER] = str(ms)
+            conn.request("POST", path, body, headers)
+            sent = True
+        except Exception as exc:
+            if conn is not None:
+                conn.close()
+            conn = None
+            log.debug("hermes-aep: a held hook was not sent (%s)", type(exc).__name__)
+            if not sent:
+                spool(self.state_dir, body, arrival_ms, arrival_ns)  # the daemon never had it
+        with slot.lock:
+            if slot.abandoned:
+                late, conn = conn, None
+            else:
+                late, slot.conn = None, conn
+        if late is not None:
+            late.close()
+        return True
+
+    def connect(self, timeout):
+        t = self.target
+        return _UnixConnection(t[1], timeout) if t[0] == "unix" else http.client.HTTPConnection(t[1].hostname, t[1].port or 80, timeout=timeout)
+
+    def request_parts(self):
+        """The path and the headers every request carries (over TCP the URL's path and the token)."""
+        headers = {"Content-Type": "application/json"}
+        path = "/hook"
+        if self.target[0] == "tcp":
+            path = self.target[1].path or "/"
+            token = self.token()
+            if token:
+                headers["Authorization"] = "Bearer " + token  # over TCP only, to the URL it was installed for
+        return path, headers
 
     def post(self, body):
         """POST once: ("delivered", reply) | ("spool", None) | ("lost", None). Spool only what the daemon provably did not take."""
         if self.target is None:
             return "lost", None
-        headers = {"Content-Type": "application/json"}
-        pending = self.dropped - self.reported
-        if pending > 0:
-            headers["X-Hermes-Aep-Dropped"] = str(pending)
         sent = False
         try:
+            path, headers = self.request_parts()
+            pending = self.dropped - self.reported
+            if pending > 0:
+                headers["X-Hermes-Aep-Dropped"] = str(pending)
             if self.conn is not None and time.monotonic() - self.used_at > IDLE_RECONNECT_S:
                 self.close()
             timeout = _timeout_s()
             if self.conn is None:
-                t = self.target
-                self.conn = _UnixConnection(t[1], timeout) if t[0] == "unix" else http.client.HTTPConnection(t[1].hostname, t[1].port or 80, timeout=timeout)
+                self.conn = self.connect(timeout)
             self.conn.timeout = timeout
             if self.conn.sock is not None:
                 self.conn.sock.settimeout(timeout)
-            path = "/hook"
-            if self.target[0] == "tcp":
-                path = self.target[1].path or "/"
-                token = self.token()
-                if token:
-                    headers["Authorization"] = "Bearer " + token  # over TCP only, to the URL it was installed for
             self.conn.request("POST", path, body, headers)
             sent = True
             resp = self.conn.getresponse()
@@ -319,10 +466,39 @@ class Forwarder:
                 self.queue.all_tasks_done.wait(deadline - time.monotonic())
         while True:
             try:
-                body, arrival_ms, arrival_ns, _slot = self.queue.get_nowait()
+                body, arrival_ms, arrival_ns, slot = self.queue.get_nowait()
             except queue.Empty:
                 return
             spool(self.state_dir, body, arrival_ms, arrival_ns)
+            if slot is not None:
+                slot.done.set()  # a thread still waiting fails open
+
+
+def await_held(fwd, body, slot, event):
+    """The waiting thread's half of a held pre_tool_call: read the daemon's answer on the connection the worker sent it
+    on, within what is left of the wait. A 5xx means the daemon did not process it: spooled, as the worker would."""
+    conn = slot.take()
+    if conn is None:
+        return translate(event, slot.reply) if slot.reply is not None else None  # delivered unheld, or not at all
+    try:
+        left = slot.remaining_s()
+        if left <= 0:
+            return None
+        if conn.sock is not None:
+            conn.sock.settimeout(left)
+        resp = conn.getresponse()
+        text = resp.read(MAX_REPLY + 1)
+        if resp.status >= 500:
+            spool(fwd.state_dir, body, *slot.arrival)
+            return None
+        if resp.status != 200 or len(text) > MAX_REPLY:
+            return None
+        return translate(event, text.decode("utf-8", "replace"))
+    except Exception as exc:  # the deadline passed, or the daemon went away: fail open (sent whole, so never spooled)
+        log.debug("hermes-aep: a held hook got no answer (%s)", type(exc).__name__)
+        return None
+    finally:
+        conn.close()
 
 
 def make_callback(fwd, event):
@@ -334,11 +510,23 @@ def make_callback(fwd, event):
             log.debug("hermes-aep: a %s hook could not be serialised (%s)", event, type(exc).__name__)
             return None
         try:
-            gate = event in GATED and os.environ.get("AEP_HERMES_CONTROL", "").lower() in ("1", "true", "yes", "on")
-            slot = {"done": threading.Event(), "reply": None} if gate else None
-            if not fwd.put(body, slot) or slot is None or not slot["done"].wait(_timeout_s()) or slot["reply"] is None:
-                return None  # gate off, dropped, timed out (fail open), or not delivered
-            return translate(event, slot["reply"])
+            slot = None
+            if event in ("pre_tool_call", "pre_llm_call"):
+                control, instruct, hold_ms = gates(fwd.args, os.environ)
+                if event == "pre_tool_call" and control:
+                    if fwd.budget_ms is not None:
+                        hold_ms = min(hold_ms, fwd.budget_ms - HERMES_MARGIN_MS)
+                    slot = Slot(hold_ms, True) if hold_ms > HOLD_FLOOR_MS else None
+                elif event == "pre_llm_call" and instruct:
+                    slot = Slot(_timeout_s() * 1000, False)
+            if not fwd.put(body, slot) or slot is None:
+                return None  # not gated (never waits), or dropped (fails open)
+            if not slot.done.wait(max(0.0, slot.remaining_s())):
+                slot.abandon()
+                return None  # timed out: fail open
+            if slot.hold:
+                return await_held(fwd, body, slot, event)
+            return translate(event, slot.reply) if slot.reply is not None else None
         except Exception as exc:
             log.debug("hermes-aep: a %s hook was not forwarded (%s)", event, type(exc).__name__)
             return None
@@ -351,7 +539,8 @@ def register(ctx):
         args = [str(a) for a in json.loads((Path(__file__).parent / "hermes-aep.json").read_text(encoding="utf-8")).get("args", [])]
     except (OSError, ValueError, AttributeError, TypeError):
         args = []
-    fwd = Forwarder(*resolve(args, os.environ))
+    fwd = Forwarder(*resolve(args, os.environ), args=args)
+    fwd.budget_ms = hermes_callback_budget_ms()
     for event in HOOKS:
         ctx.register_hook(event, make_callback(fwd, event))
     atexit.register(fwd.flush)

@@ -5,10 +5,16 @@ import { contentEnd, dashOffset, findPair, keyName, load, marks, range, type Mar
 
 // Finding our entries under hooks: in config.yaml (what install writes, what uninstall takes out).
 
-/** What `install` writes for each registered event. */
+/** What `install` writes for each registered event: the command, and its `timeout:` (`timeouts` for the events that differ). */
 export interface HookEntry {
   readonly command: string;
   readonly timeout: number;
+  readonly timeouts?: Readonly<Record<string, number>>;
+}
+
+/** The `timeout:` install writes for `event`. */
+export function timeoutFor(entry: HookEntry, event: string): number {
+  return entry.timeouts?.[event] ?? entry.timeout;
 }
 
 export interface ConfigEdit {
@@ -79,7 +85,7 @@ export function isInstalled(text: string, entry: HookEntry, events: readonly str
     }
     const [only, ...more] = p.ours;
     if (!only || more.length > 0 || !only.clean) return false;
-    if (only.item.get('command') !== entry.command || Number(only.item.get('timeout')) !== entry.timeout) return false;
+    if (only.item.get('command') !== entry.command || Number(only.item.get('timeout')) !== timeoutFor(entry, p.event!)) return false;
   }
   return winners.size === events.length && !winners.has(undefined);
 }

@@ -19,7 +19,7 @@ import {
   referencedAnchors,
   WAS_PREFIX,
 } from './yaml-source.js';
-import type { HookEntry } from './config-entries.js';
+import { timeoutFor, type HookEntry } from './config-entries.js';
 
 /** A YAML scalar for the command: plain when that is unambiguous, else double-quoted (JSON is valid YAML). */
 function yamlString(s: string, flow: boolean): string {
@@ -39,8 +39,11 @@ export function planInsert(text: string, entry: HookEntry, events: readonly stri
   const m = marks(l);
   const plan: Plan = { inserts: [], inline: [] };
   const sp = (n: number) => ' '.repeat(n);
-  const item = (dash: number) => [`${sp(dash)}- command: ${yamlString(entry.command, false)}  ${MARK}`, `${sp(dash)}  timeout: ${entry.timeout}  ${MARK}`];
-  const eventBlock = (col: number, ev: string) => [`${sp(col)}${ev}:  ${MARK}`, ...item(col + 2)];
+  const item = (dash: number, ev: string) => [
+    `${sp(dash)}- command: ${yamlString(entry.command, false)}  ${MARK}`,
+    `${sp(dash)}  timeout: ${timeoutFor(entry, ev)}  ${MARK}`,
+  ];
+  const eventBlock = (col: number, ev: string) => [`${sp(col)}${ev}:  ${MARK}`, ...item(col + 2, ev)];
   const hooksBlock = (col: number) => [`${sp(col)}hooks:  ${MARK}`, ...events.flatMap((ev) => eventBlock(col + 2, ev))];
   const shared = referencedAnchors(doc);
   const notShared = (node: unknown, what: string) => {
@@ -123,7 +126,7 @@ export function planInsert(text: string, entry: HookEntry, events: readonly stri
 }
 
 interface Builders {
-  item(dash: number): string[];
+  item(dash: number, ev: string): string[];
   eventBlock(col: number, ev: string): string[];
   replace(a: number, b: number, replacement: string[]): void;
   notShared(node: unknown, what: string): void;
@@ -150,14 +153,14 @@ function planEvents(l: Lines, hooks: YAMLMap, plan: Plan, events: readonly strin
     if (isNull(v)) {
       const r = range(v);
       if (r && r[0] === r[1] && !(v as { anchor?: string }).anchor && !(v as { tag?: string }).tag) {
-        plan.inserts.push({ at: l.starts[kl + 1] ?? l.text.length, lines: b.item(keyCol + 2), order: 0 });
+        plan.inserts.push({ at: l.starts[kl + 1] ?? l.text.length, lines: b.item(keyCol + 2, ev), order: 0 });
       } else {
         const [a, z] = pairLines(l, pair, what);
         b.replace(a, z, b.eventBlock(keyCol, ev));
       }
     } else if (isSeq(v) && v.flow) {
       const items = v.items as Node[];
-      const flowItem = `{command: ${yamlString(entry.command, true)}, timeout: ${entry.timeout}}`;
+      const flowItem = `{command: ${yamlString(entry.command, true)}, timeout: ${timeoutFor(entry, ev)}}`;
       const last = items[items.length - 1];
       if (last) plan.inline.push({ at: range(last)![1], text: `, ${flowItem}` });
       else {
@@ -167,7 +170,7 @@ function planEvents(l: Lines, hooks: YAMLMap, plan: Plan, events: readonly strin
     } else if (isSeq(v)) {
       const first = v.items[0] as Node | undefined;
       const dash = first ? columnOf(l, dashOffset(l.text, range(first)![0])) : keyCol + 2;
-      plan.inserts.push({ at: lineStartAfter(l, contentEnd(v)), lines: b.item(dash), order: 0 });
+      plan.inserts.push({ at: lineStartAfter(l, contentEnd(v)), lines: b.item(dash, ev), order: 0 });
     } else {
       throw new ConfigRefused(`${what} must be a list of hooks`);
     }

@@ -1,5 +1,5 @@
 import { REGISTERED_HOOKS } from '../hermes/envelope.js';
-import { isInstalled, ourCommands, type ConfigEdit, type HookEntry } from './config-entries.js';
+import { isInstalled, ourCommands, timeoutFor, type ConfigEdit, type HookEntry } from './config-entries.js';
 import { hasPluginLines, isPluginEnabled, planPluginEnable, PLUGIN_NAME } from './config-plugin.js';
 import { planInsert } from './config-install.js';
 import { removeHooks } from './config-uninstall.js';
@@ -9,7 +9,7 @@ export { shlexQuote } from './shell-words.js';
 export { isOurCommand, shimCommand } from './our-command.js';
 export { ConfigRefused, CREATED_MARK, MARK, WAS_PREFIX } from './yaml-source.js';
 export type { ConfigEdit, HookEntry } from './config-entries.js';
-export { ourCommands } from './config-entries.js';
+export { ourCommands, timeoutFor } from './config-entries.js';
 export { removeHooks } from './config-uninstall.js';
 export { PLUGIN_NAME } from './config-plugin.js';
 
@@ -46,7 +46,7 @@ export function addHooks(text: string, entry: HookEntry, events: readonly string
   if ((back.deleteFile ? '' : back.text) !== base || Boolean(back.deleteFile) !== create || !isInstalled(out, entry, events)) {
     throw new ConfigRefused('install could not prove that uninstall would give this config.yaml back byte for byte (please report its shape)');
   }
-  const changes = events.map((ev) => `hooks.${ev}: ${had.has(ev) ? 'refresh' : 'add'} ${entry.command} (timeout ${entry.timeout}s)`);
+  const changes = events.map((ev) => `hooks.${ev}: ${had.has(ev) ? 'refresh' : 'add'} ${entry.command} (timeout ${timeoutFor(entry, ev)}s)`);
   return { text: out, changed: true, changes: [...before.changes.filter((c) => c.startsWith('plugins.')), ...changes] };
 }
 

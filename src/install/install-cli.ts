@@ -3,7 +3,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { REGISTERED_HOOKS } from '../hermes/envelope.js';
 import { addApprovals, removeApprovals } from './allowlist.js';
-import { addHooks, isOurCommand, MARK, ourCommands, removeHooks, shimCommand } from './hermes-config.js';
+import { addHooks, isOurCommand, MARK, ourCommands, removeHooks, shimCommand, timeoutFor } from './hermes-config.js';
+import { daemonNote, hookTimeouts, resolveGates, type GateOptions } from './gates.js';
 import { ensureHookToken } from './hook-token.js';
 import { pythonNowIso } from './py-time.js';
 import { shlexSplit } from './shell-words.js';
@@ -14,9 +15,10 @@ import { pluginDir, pluginState, removePlugin } from './plugin-copy.js';
 import { runPluginInstall } from './install-plugin.js';
 import { atomicWrite, checkHome, hermesHome, print, readHermesFiles, readText, realTarget, removeCreated, summarize } from './install-io.js';
 
-export interface InstallOptions extends TargetOptions {
+export interface InstallOptions extends TargetOptions, GateOptions {
   readonly dryRun: boolean;
-  readonly timeout: number;
+  /** `--timeout` as given (every hook's `timeout:`); undefined: the default, and what a held pre_tool_call needs */
+  readonly timeout?: number | undefined;
   readonly hermesHome?: string | undefined;
   /** `shell` (the default): the shim as a shell hook; `plugin`: the in-process forwarder (plugin/hermes-aep/) */
   readonly transport?: 'shell' | 'plugin' | undefined;
@@ -31,13 +33,18 @@ export interface UninstallOptions {
 export async function runInstall(opts: InstallOptions): Promise<void> {
   if (opts.transport === 'plugin') return runPluginInstall(opts);
   const target = resolveTarget(opts);
+  const gates = resolveGates(opts);
+  // a combination where Hermes would kill the shim before the daemon answers is refused here, before anything is read or written
+  const timeouts = hookTimeouts(gates, opts.timeout);
   const { home, homeExisted, configFile, allowFile, configText, allowText } = await readHermesFiles(opts.hermesHome);
 
   const version = packageVersion();
   const source = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', 'shim', 'hook.cjs');
   const shimPath = path.join(shimDir(target.stateDir, version), 'hook.cjs');
-  const command = shimCommand(process.execPath, shimPath, target.args);
-  const entry = { command, timeout: opts.timeout };
+  const command = shimCommand(process.execPath, shimPath, [...target.args, ...gates.args]);
+  const entry = { command, ...timeouts };
+  const differing = Object.keys(timeouts.timeouts).map((ev) => `${ev}: ${timeoutFor(entry, ev)}`);
+  const timeoutLine = `${entry.timeout}${differing.length ? ` (${differing.join(', ')})` : ''}`;
 
   // every refusal comes before anything is written
   const cfg = addHooks(configText ?? '', entry, REGISTERED_HOOKS, { create: configText === undefined });
@@ -55,6 +62,7 @@ export async function runInstall(opts: InstallOptions): Promise<void> {
       : `  shim: ${placed.action === 'copied' ? 'copy' : 'replace (same version, different bytes)'} ${source} → ${placed.path} (read-only, directory 0700)`,
   );
   report.push(`  target: ${target.summary}`);
+  report.push(`  gates: ${gates.summary}`, ...daemonNote(gates));
   const token = await ensureHookToken(target.stateDir, { dryRun: opts.dryRun });
   report.push(
     `  token: ${token.path} ${token.action === 'kept' ? '(exists, kept)' : `(${opts.dryRun ? 'would be created' : 'created'}: 64 hex characters, 0600)`}`,
@@ -63,7 +71,7 @@ export async function runInstall(opts: InstallOptions): Promise<void> {
   const allow = addApprovals(allowText, command, pythonNowIso(), placed.mtimeIso);
   if (configText === undefined) report.push(`  config.yaml: does not exist: created (uninstall deletes it again when nothing else is in it)`);
   report.push(...summarize([...cfg.changes, ...allow.changes]));
-  if (cfg.changed) report.push(`    command: ${command}`, `    timeout: ${opts.timeout}`);
+  if (cfg.changed) report.push(`    command: ${command}`, `    timeout: ${timeoutLine}`);
   if (!cfg.changed && !allow.changed) report.push('  config.yaml and the allowlist already hold exactly these entries: nothing to change');
   if (pluginHere) report.push(`  plugin: remove ${pluginDir(home)} (the shell transport replaces it)`);
 
@@ -71,7 +79,8 @@ export async function runInstall(opts: InstallOptions): Promise<void> {
     // only what this tool writes: the rest of config.yaml can hold API keys
     if (cfg.changed) {
       report.push('', `--- each of the ${REGISTERED_HOOKS.length} events under hooks: in ${configFile} gets (every other line stays as it is):`);
-      report.push(`    - command: ${command}  ${MARK}`, `      timeout: ${opts.timeout}  ${MARK}`);
+      report.push(`    - command: ${command}  ${MARK}`, `      timeout: ${entry.timeout}  ${MARK}`);
+      for (const d of differing) report.push(`    (${d.replace(': ', ' gets timeout: ')})`);
     }
     await print(report);
     return;

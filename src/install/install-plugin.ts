@@ -8,6 +8,7 @@ import type { InstallOptions } from './install-cli.js';
 import { lostToGrandfathering } from './grandfathering.js';
 import { placePlugin } from './plugin-copy.js';
 import { resolveTarget } from './shim-target.js';
+import { daemonNote, resolveGates } from './gates.js';
 import { packageVersion } from './version.js';
 
 /**
@@ -17,13 +18,14 @@ import { packageVersion } from './version.js';
  */
 export async function runPluginInstall(opts: InstallOptions): Promise<void> {
   const target = resolveTarget(opts);
+  const gates = resolveGates(opts);
   const { home, homeExisted, configFile, allowFile, configText, allowText } = await readHermesFiles(opts.hermesHome);
   const version = packageVersion();
 
   // every refusal comes before anything is written
   const cfg = enablePlugin(configText ?? '', { create: configText === undefined });
   const allow = removeApprovals(allowText);
-  const conf = { installed_by: 'hermes-aep', version, args: target.args } as const;
+  const conf = { installed_by: 'hermes-aep', version, args: [...target.args, ...gates.args] } as const;
   const dry = await placePlugin(home, conf, { dryRun: true });
   const others = await lostToGrandfathering(home, configText);
 
@@ -38,6 +40,9 @@ export async function runPluginInstall(opts: InstallOptions): Promise<void> {
       : `  plugin: ${placed.action === 'copied' ? 'copy' : 'replace'} plugin/hermes-aep (version ${version}) → ${placed.dir} (files 0600, directory 0700)`,
   );
   report.push(`  target: ${target.summary}`);
+  report.push(`  gates: ${gates.summary}`, ...daemonNote(gates));
+  if (gates.control)
+    report.push('    (Hermes 0.21 and later give a plugin callback plugins.hook_callback_timeout, 30 s by default: the hold then ends 2 s before it)');
   const token = await ensureHookToken(target.stateDir, { dryRun: opts.dryRun });
   report.push(
     `  token: ${token.path} ${token.action === 'kept' ? '(exists, kept)' : `(${opts.dryRun ? 'would be created' : 'created'}: 64 hex characters, 0600)`}`,

@@ -10,7 +10,18 @@ export function shimCommand(nodePath: string, shimPath: string, args: readonly s
   return shlexJoin([nodePath, shimPath, ...args]);
 }
 
-const SHIM_OPTIONS = new Set(['--socket', '--url', '--state-dir']);
+/** The shim options install writes: the target's (each with a value), then the gates' (`--control` and `--instruct` take none). */
+const VALUE_OPTIONS = new Set(['--socket', '--url', '--state-dir', '--attention-timeout-ms']);
+const FLAG_OPTIONS = new Set(['--control', '--instruct']);
+
+function onlyShimOptions(rest: readonly string[]): boolean {
+  for (let i = 0; i < rest.length; i++) {
+    if (FLAG_OPTIONS.has(rest[i]!)) continue;
+    if (!VALUE_OPTIONS.has(rest[i]!) || i + 1 >= rest.length) return false;
+    i++;
+  }
+  return true;
+}
 
 /**
  * A command this tool wrote, whatever the paths: `<node> <stateDir>/shim/<version>/hook.cjs [options]`,
@@ -24,6 +35,5 @@ export function isOurCommand(command: unknown): boolean {
   if (/(^|\/)dist\/src\/cli\.js$/.test(script)) return rest.length === 1 && rest[0] === 'hook';
   if (/(^|\/)dist\/src\/shim\/hook\.cjs$/.test(script) && rest.length === 0) return true;
   if (!/\/shim\/\d+\.\d+\.\d+[^/]*\/hook\.cjs$/.test(script)) return false;
-  if (rest.length % 2 !== 0) return false;
-  return rest.every((a, i) => i % 2 === 1 || SHIM_OPTIONS.has(a));
+  return onlyShimOptions(rest);
 }

@@ -3,31 +3,51 @@
 // (node:os only when HOME is unset), answers `{}` on every failure path, and stdout carries exactly one JSON object. A hook the
 // daemon provably did not take (down, starting, closing) goes to the spool for the daemon to ingest when it is back. One CommonJS
 // file on purpose: `install` copies it alone, and run directly (`node hook.cjs`) it skips the ESM loader; `hermes-aep hook` loads it too.
+// Two opt-in gates (shimGates) let a daemon reply through: a held `pre_tool_call` (control) and a `pre_llm_call` context (instruct); with
+// both off it neither reads the hook's name nor waits longer, and Hermes gets `{}`.
 import { connect } from 'node:net';
 import { appendFileSync, closeSync, mkdirSync, openSync, readFileSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs';
 
 const EMPTY = '{}';
 const DEFAULT_TIMEOUT_MS = 5_000;
+const DEFAULT_ATTENTION_MS = 55_000; // the daemon's hold window unless told otherwise (AEP_ATTENTION_TIMEOUT_MS)
+const HOLD_MARGIN_MS = 3_000; // a held pre_tool_call waits this much longer than the window, so the daemon's release arrives in time
+const HOLD_HEADER = 'x-hermes-aep-hold-ms';
 const SOCKET_FILE = 'hook.sock';
 const TOKEN_FILE = 'hook-token';
 
 /** Where the envelope goes: the daemon's private Unix socket, or (compose) its TCP /hook URL with the token. */
 export type Target = { readonly socket: string } | { readonly url: URL; readonly token: string | undefined };
 
-/** `--state-dir DIR`, and the last of `--socket PATH` / `--url URL` (it wins when both are given). */
-type ShimArgs = { stateDir?: string; conn?: { readonly socket: string } | { readonly url: string } };
+/**
+ * `--state-dir DIR`, and the last of `--socket PATH` / `--url URL` (it wins when both are given); the gates `--control`, `--instruct`
+ * and `--attention-timeout-ms MS`, each the same as its environment variable (AEP_HERMES_CONTROL, AEP_INSTRUCT, AEP_ATTENTION_TIMEOUT_MS)
+ * and taking precedence over it.
+ */
+type ShimArgs = {
+  stateDir?: string;
+  conn?: { readonly socket: string } | { readonly url: string };
+  control?: true;
+  instruct?: true;
+  attentionMs?: string;
+};
 
-/** `--socket PATH`, `--url URL`, `--state-dir DIR` (or `--name=value`); anything else is ignored. */
+const VALUE_OPTIONS = new Set(['--socket', '--url', '--state-dir', '--attention-timeout-ms']);
+
+/** `--socket PATH`, `--url URL`, `--state-dir DIR`, `--attention-timeout-ms MS` (or `--name=value`), `--control`, `--instruct`; anything else is ignored. */
 function parseArgs(argv: readonly string[]): ShimArgs {
   const out: ShimArgs = {};
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
+    if (a === '--control') out.control = true;
+    else if (a === '--instruct') out.instruct = true;
     const eq = a.indexOf('=');
     const name = eq > 0 ? a.slice(0, eq) : a;
-    if (name !== '--socket' && name !== '--url' && name !== '--state-dir') continue;
+    if (!VALUE_OPTIONS.has(name)) continue;
     const value = eq > 0 ? a.slice(eq + 1) : argv[++i];
     if (!value) continue;
     if (name === '--state-dir') out.stateDir = value;
+    else if (name === '--attention-timeout-ms') out.attentionMs = value;
     else out.conn = name === '--socket' ? { socket: value } : { url: value };
   }
   return out;
@@ -76,9 +96,53 @@ export function resolveTarget(argv: readonly string[], env: NodeJS.ProcessEnv): 
   return { socket: `${stateDir}/${SOCKET_FILE}` };
 }
 
-/** Observe-only unless the operator gate (AEP_HERMES_CONTROL, from Hermes's environment) is on; gated off, whatever answers, Hermes gets `{}`. */
-function gateOn(): boolean {
-  return /^(1|true|yes|on)$/i.test(process.env.AEP_HERMES_CONTROL ?? '');
+const truthy = (v: string | undefined): boolean => /^(1|true|yes|on)$/i.test(v ?? '');
+
+/**
+ * The two opt-in gates, from argv (what install records) or else from Hermes's environment: `control` (AEP_HERMES_CONTROL, the
+ * operator-deny gate: a `pre_tool_call` is held until the daemon answers) and `instruct` (AEP_INSTRUCT, steering: a `pre_llm_call`
+ * reply may carry context). `holdMs`: how long a held `pre_tool_call` waits, the daemon's window (AEP_ATTENTION_TIMEOUT_MS) + 3 s.
+ */
+export interface Gates {
+  readonly control: boolean;
+  readonly instruct: boolean;
+  readonly holdMs: number;
+}
+
+export function shimGates(argv: readonly string[], env: NodeJS.ProcessEnv): Gates {
+  const args = parseArgs(argv);
+  const raw = args.attentionMs ?? env.AEP_ATTENTION_TIMEOUT_MS;
+  const n = raw === undefined || raw === '' ? NaN : Number(raw);
+  return {
+    control: args.control === true || truthy(env.AEP_HERMES_CONTROL),
+    instruct: args.instruct === true || truthy(env.AEP_INSTRUCT),
+    holdMs: (Number.isSafeInteger(n) && n > 0 ? n : DEFAULT_ATTENTION_MS) + HOLD_MARGIN_MS,
+  };
+}
+
+/** The hook's name, read from the head of the envelope (Hermes's json.dumps writes `{"hook_event_name": "…", …` first); not parsed whole. */
+export function hookName(body: Buffer): string | undefined {
+  return /^\s*\{\s*"hook_event_name"\s*:\s*"([a-z_]{1,64})"/.exec(body.toString('latin1', 0, 128))?.[1];
+}
+
+/**
+ * What Hermes may be told, for a reply the daemon gave (`reply`: one JSON object): only what the gate that permits it allows, in the shape
+ * Hermes's own parser reads. `pre_tool_call` under `control`: a block (`action` or `decision` "block"; its message, or Hermes's default);
+ * `pre_llm_call` under `instruct`: `{"context": …}` with some text. Anything else, whatever the daemon said: `{}`.
+ */
+export function permitted(hook: string | undefined, gates: Gates, reply: string): string {
+  if (reply === EMPTY || !((hook === 'pre_tool_call' && gates.control) || (hook === 'pre_llm_call' && gates.instruct))) return EMPTY;
+  const v = orElse(() => JSON.parse(reply) as Record<string, unknown>, {});
+  if (hook === 'pre_llm_call') return typeof v.context === 'string' && v.context.trim() ? JSON.stringify({ context: v.context }) : EMPTY;
+  for (const [key, first, second] of [
+    ['action', 'message', 'reason'],
+    ['decision', 'reason', 'message'],
+  ] as const) {
+    if (v[key] !== 'block') continue;
+    const m = v[first] || v[second];
+    return JSON.stringify({ action: 'block', message: typeof m === 'string' && m ? m : 'Blocked by shell hook.' });
+  }
+  return EMPTY;
 }
 
 function timeoutMs(): number {
@@ -146,21 +210,23 @@ function parseHead(text: string): { readonly status: number; readonly length: nu
   return m ? { status: Number(m[1]), length, coded } : undefined;
 }
 
-/** The request head: Host localhost over the socket; over TCP the URL's host and path, and its token if any. */
-function requestHead(target: Target, bytes: number): string {
+/** The request head: Host localhost over the socket; over TCP the URL's host and path, and its token if any; the hold header when held. */
+function requestHead(target: Target, bytes: number, holdMs: number | undefined): string {
   const tcp = 'url' in target;
   const auth = tcp && target.token ? `Authorization: Bearer ${target.token}\r\n` : '';
   const line = tcp ? `POST ${target.url.pathname}${target.url.search} HTTP/1.1\r\nHost: ${target.url.host}` : 'POST /hook HTTP/1.1\r\nHost: localhost';
-  return `${line}\r\n${auth}Content-Type: application/json\r\nContent-Length: ${bytes}\r\nConnection: close\r\n\r\n`;
+  const hold = holdMs === undefined ? '' : `${HOLD_HEADER}: ${holdMs}\r\n`;
+  return `${line}\r\n${auth}Content-Type: application/json\r\nContent-Length: ${bytes}\r\n${hold}Connection: close\r\n\r\n`;
 }
 
 /**
  * POST the envelope once, within `ms`, over plain node:net (node:http costs a fresh process more than the exchange); never throws. Never
  * half-closed (the daemon's HTTP server drops a request whose client ends its side); the response is read to its Content-Length, or to EOF.
  * The status decides at the end of the head (a 5xx can come before the body is read: sending stops); a coded 200 body (Transfer-Encoding) is
- * not decoded: `{}`. A malformed or cut response: `unreachable`.
+ * not decoded: `{}`. A malformed or cut response: `unreachable`. `holdMs`: sent as `x-hermes-aep-hold-ms`, telling the daemon it may hold
+ * the reply (a gated `pre_tool_call`); without it the daemon never holds.
  */
-export function deliver(body: Buffer, target: Target, ms: number): Promise<Outcome> {
+export function deliver(body: Buffer, target: Target, ms: number, holdMs?: number): Promise<Outcome> {
   return new Promise((resolve) => {
     let sent = false;
     let head: ReturnType<typeof parseHead>;
@@ -190,7 +256,7 @@ export function deliver(body: Buffer, target: Target, ms: number): Promise<Outco
     sock.on('end', () => (head && head.length === undefined ? reply(got) : done({ kind: 'unreachable', sent })));
     sock.on('error', () => done({ kind: 'unreachable', sent }));
     sock.cork(); // head and body in one writev, as node:http sends them: a peer that answers on the head alone still gets the body
-    sock.write(requestHead(target, body.length));
+    sock.write(requestHead(target, body.length, holdMs));
     sock.write(body, (err) => (sent = !err)); // once the OS has the last byte
     sock.uncork();
   });
@@ -270,7 +336,7 @@ function answer(out: string): void {
   process.exitCode = 0;
 }
 
-/** `node hook.cjs [--socket PATH | --url URL] [--state-dir DIR]`, or `hermes-aep hook …` with the same arguments. */
+/** `node hook.cjs [--socket PATH | --url URL] [--state-dir DIR] [--control] [--instruct] [--attention-timeout-ms MS]`, or `hermes-aep hook …`. */
 export async function runHook(argv: readonly string[] = process.argv.slice(2)): Promise<void> {
   // last resort: nothing this process does may fail the hook
   process.on('uncaughtException', () => answer(EMPTY));
@@ -282,13 +348,17 @@ export async function runHook(argv: readonly string[] = process.argv.slice(2)): 
     const body = await readStdin();
     const target = resolveTarget(argv, process.env);
     if (body.length > 0 && target) {
-      const outcome = await deliver(body, target, timeoutMs());
+      // both gates off (the default): the hook's name is not even read, and nothing differs from observation
+      const gates = shimGates(argv, process.env);
+      const hook = gates.control || gates.instruct ? hookName(body) : undefined;
+      const hold = gates.control && hook === 'pre_tool_call' ? gates.holdMs : undefined;
+      const outcome = await deliver(body, target, hold ?? timeoutMs(), hold);
       if (shouldSpool(outcome)) {
         // Hermes is answered first; the file is written after
         answer(EMPTY);
         spoolEnvelope(shimStateDir(argv, process.env), body, arrivalMs, arrivalNs);
       }
-      if (outcome.kind === 'delivered' && gateOn()) out = outcome.reply;
+      if (outcome.kind === 'delivered' && hook !== undefined) out = permitted(hook, gates, outcome.reply);
     }
   } catch {
     out = EMPTY;

@@ -4,7 +4,8 @@
 // flow and block styles, `hooks: {}`, `hooks:` null, other tools' hooks on the
 // same and other events, anchors and aliases, unicode, a block scalar that
 // contains the marker text), plus the same round trip through the real CLI,
-// allowlist included.
+// allowlist included; with the opt-in gates too (a command carrying --control
+// and --instruct, and a pre_tool_call timeout that differs from the others).
 import { describe, expect, it } from 'vitest';
 import { requirePython } from '../support/python.js';
 import fc from 'fast-check';
@@ -13,7 +14,7 @@ import { promisify } from 'node:util';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseDocument } from 'yaml';
-import { addHooks, enablePlugin, isOurCommand, removeHooks } from '../../src/install/hermes-config.js';
+import { addHooks, enablePlugin, isOurCommand, removeHooks, timeoutFor, type HookEntry } from '../../src/install/hermes-config.js';
 import { REGISTERED_HOOKS } from '../../src/hermes/envelope.js';
 import { CLI } from '../support/paths.js';
 import { tempDir } from '../support/processes.js';
@@ -256,8 +257,20 @@ function render(c: ConfigSpec, plugins: readonly string[] = [], pluginsFirst = f
 
 // ---------------------------------------------------------------- checks
 
-const ENTRY = { command: '/usr/bin/node /home/u/.aep/state/hermes-aep/shim/0.1.0/hook.cjs', timeout: 10 };
-const MOVED = { command: "'/opt/node dir/bin/node' /srv/state/shim/0.2.0/hook.cjs --state-dir /srv/state", timeout: 20 };
+const ENTRY: HookEntry = { command: '/usr/bin/node /home/u/.aep/state/hermes-aep/shim/0.1.0/hook.cjs', timeout: 10 };
+const MOVED: HookEntry = { command: "'/opt/node dir/bin/node' /srv/state/shim/0.2.0/hook.cjs --state-dir /srv/state", timeout: 20 };
+/** `install --control --instruct`: the gates in the command, pre_tool_call's timeout above the shim's hold */
+const GATED: HookEntry = {
+  command: '/usr/bin/node /home/u/.aep/state/hermes-aep/shim/0.1.0/hook.cjs --control --attention-timeout-ms 55000 --instruct',
+  timeout: 10,
+  timeouts: { pre_tool_call: 60 },
+};
+/** the same gates with a longer window and an explicit --timeout for the others */
+const GATED_MOVED: HookEntry = {
+  command: "'/opt/node dir/bin/node' /srv/state/shim/0.2.0/hook.cjs --state-dir /srv/state --control --attention-timeout-ms 120000",
+  timeout: 30,
+  timeouts: { pre_tool_call: 125 },
+};
 
 function load(text: string): Record<string, any> {
   const doc = parseDocument(text, { version: '1.1', uniqueKeys: false });
@@ -271,11 +284,11 @@ function withoutOurs(entries: unknown): unknown[] {
 }
 
 /** Ours once per registered event; everything else means what it meant before. */
-function expectSemantics(before: string, after: string, entry: { command: string; timeout: number }): void {
+function expectSemantics(before: string, after: string, entry: HookEntry): void {
   expectSameExceptOurs(load(before), load(after), entry);
 }
 
-function expectSameExceptOurs(a: Record<string, any>, b: Record<string, any>, entry: { command: string; timeout: number }): void {
+function expectSameExceptOurs(a: Record<string, any>, b: Record<string, any>, entry: HookEntry): void {
   const { hooks: ha, ...restA } = a;
   const { hooks: hb, ...restB } = b;
   expect(restB).toEqual(restA);
@@ -283,7 +296,7 @@ function expectSameExceptOurs(a: Record<string, any>, b: Record<string, any>, en
   const hooksB = (hb ?? {}) as Record<string, unknown>;
   for (const event of REGISTERED_HOOKS) {
     const ours = (Array.isArray(hooksB[event]) ? (hooksB[event] as unknown[]) : []).filter((e) => !withoutOurs([e]).length);
-    expect(ours, event).toEqual([{ command: entry.command, timeout: entry.timeout }]);
+    expect(ours, event).toEqual([{ command: entry.command, timeout: timeoutFor(entry, event) }]);
   }
   for (const event of new Set([...Object.keys(hooksA), ...Object.keys(hooksB)])) {
     expect(withoutOurs(hooksB[event]), event).toEqual(withoutOurs(hooksA[event]));
@@ -314,43 +327,49 @@ function addUserHookAfterOurs(text: string, event: string): string | undefined {
 }
 
 describe('install → uninstall round trip on config.yaml (property)', () => {
-  it('gives back the original bytes; install twice = install once; a moved install replaces the entry', () => {
+  it('gives back the original bytes; install twice = install once; a moved install replaces the entry (gates off and on)', () => {
     fc.assert(
-      fc.property(configArb, (c) => {
-        const original = render(c);
-        if (c.hooks === 'flow-nonempty') {
-          // a flow `hooks: {...}` holding other hooks is refused with the reason, never rewritten
-          expect(() => addHooks(original, ENTRY)).toThrow(/flow/);
-          return;
-        }
-        const once = addHooks(original, ENTRY);
-        expect(once.changed).toBe(true);
-        expectSemantics(original, once.text, ENTRY);
-        expect(removeHooks(once.text).text).toBe(original);
+      fc.property(
+        configArb,
+        fc.constantFrom<[HookEntry, HookEntry]>([ENTRY, MOVED], [GATED, GATED_MOVED], [ENTRY, GATED], [GATED, ENTRY]),
+        (c, [entry, next]) => {
+          const original = render(c);
+          if (c.hooks === 'flow-nonempty') {
+            // a flow `hooks: {...}` holding other hooks is refused with the reason, never rewritten
+            expect(() => addHooks(original, entry)).toThrow(/flow/);
+            return;
+          }
+          const once = addHooks(original, entry);
+          expect(once.changed).toBe(true);
+          expectSemantics(original, once.text, entry);
+          expect(removeHooks(once.text).text).toBe(original);
 
-        const twice = addHooks(once.text, ENTRY);
-        expect(twice.changed).toBe(false);
-        expect(twice.text).toBe(once.text);
+          const twice = addHooks(once.text, entry);
+          expect(twice.changed).toBe(false);
+          expect(twice.text).toBe(once.text);
 
-        // the user adds a hook of their own right after ours, between install and uninstall
-        const ev = REGISTERED_HOOKS[c.hooksAt % REGISTERED_HOOKS.length]!;
-        const edited = addUserHookAfterOurs(once.text, ev);
-        if (edited !== undefined) {
-          const back = removeHooks(edited).text;
-          const a = load(original);
-          const b = load(back);
-          expect(withoutOurs(b.hooks?.[ev])).toEqual([...withoutOurs(a.hooks?.[ev]), { command: '/usr/local/bin/late' }]);
-          expect(JSON.stringify(b)).not.toContain('hook.cjs');
-          expect(removeHooks(addHooks(back, ENTRY).text).text).toBe(back);
-        }
+          // the user adds a hook of their own right after ours, between install and uninstall
+          const ev = REGISTERED_HOOKS[c.hooksAt % REGISTERED_HOOKS.length]!;
+          const edited = addUserHookAfterOurs(once.text, ev);
+          if (edited !== undefined) {
+            const back = removeHooks(edited).text;
+            const a = load(original);
+            const b = load(back);
+            expect(withoutOurs(b.hooks?.[ev])).toEqual([...withoutOurs(a.hooks?.[ev]), { command: '/usr/local/bin/late' }]);
+            expect(JSON.stringify(b)).not.toContain('hook.cjs');
+            expect(removeHooks(addHooks(back, entry).text).text).toBe(back);
+          }
 
-        const moved = addHooks(once.text, MOVED);
-        expect(moved.changed).toBe(true);
-        expectSemantics(original, moved.text, MOVED);
-        expect(removeHooks(moved.text).text).toBe(original);
-        // uninstall of a config without our entries changes nothing
-        expect(removeHooks(original).text).toBe(original);
-      }),
+          // a new path, new gates or new timeouts replace our entries
+          const moved = addHooks(once.text, next);
+          expect(moved.changed).toBe(true);
+          expectSemantics(original, moved.text, next);
+          expect(removeHooks(moved.text).text).toBe(original);
+          expect(addHooks(moved.text, entry).text).toBe(once.text);
+          // uninstall of a config without our entries changes nothing
+          expect(removeHooks(original).text).toBe(original);
+        },
+      ),
       { numRuns: 300 },
     );
   });
@@ -382,13 +401,15 @@ describe('install → uninstall round trip on config.yaml (property)', () => {
         expect(removeHooks(once.text).text).toBe(original);
         expect(enablePlugin(once.text).changed).toBe(false);
         if (c.hooks === 'flow-nonempty') return;
-        // plugin → shell → uninstall, and shell → plugin → uninstall
-        const shell = addHooks(once.text, ENTRY);
-        expect(load(shell.text).plugins?.enabled ?? []).toEqual(userEnabled ? a.plugins.enabled : (a.plugins?.enabled ?? []));
-        expect(removeHooks(shell.text).text).toBe(original);
-        const back = enablePlugin(addHooks(original, ENTRY).text);
-        expect(back.text).toBe(once.text);
-        expect(removeHooks(back.text).text).toBe(original);
+        // plugin → shell → uninstall, and shell → plugin → uninstall (gates off and on)
+        for (const entry of [ENTRY, GATED]) {
+          const shell = addHooks(once.text, entry);
+          expect(load(shell.text).plugins?.enabled ?? []).toEqual(userEnabled ? a.plugins.enabled : (a.plugins?.enabled ?? []));
+          expect(removeHooks(shell.text).text).toBe(original);
+          const back = enablePlugin(addHooks(original, entry).text);
+          expect(back.text).toBe(once.text);
+          expect(removeHooks(back.text).text).toBe(original);
+        }
       }),
       { numRuns: 300 },
     );
@@ -439,16 +460,17 @@ describe('what Hermes reads: PyYAML on the installed config', () => {
       configArb.filter((c) => c.hooks !== 'flow-nonempty'),
       { numRuns: 200, seed: 11 },
     );
-    const docs = samples.flatMap((c) => {
+    const entryOf = (i: number) => (i % 2 ? GATED : ENTRY);
+    const docs = samples.flatMap((c, i) => {
       const original = render(c);
-      return [original, addHooks(original, ENTRY).text];
+      return [original, addHooks(original, entryOf(i)).text];
     });
     const py = 'import sys, json, yaml\nprint(json.dumps([yaml.safe_load(s.encode("utf-8")) for s in json.load(sys.stdin)], default=str))';
     const loaded = JSON.parse(execFileSync('python3', ['-c', py], { input: JSON.stringify(docs), maxBuffer: 64 << 20 }).toString()) as (Record<
       string,
       any
     > | null)[];
-    for (let i = 0; i < samples.length; i++) expectSameExceptOurs(loaded[2 * i] ?? {}, loaded[2 * i + 1] ?? {}, ENTRY);
+    for (let i = 0; i < samples.length; i++) expectSameExceptOurs(loaded[2 * i] ?? {}, loaded[2 * i + 1] ?? {}, entryOf(i));
   });
 });
 
@@ -472,10 +494,14 @@ describe('install → uninstall round trip through the real CLI (config.yaml and
       writeFileSync(cfg, original);
       const allowText = allowlists[i % allowlists.length];
       if (allowText !== undefined) writeFileSync(allow, allowText);
-      const env = { ...process.env, HERMES_HOME: home, AEP_STATE_DIR: state };
-      await run(process.execPath, [CLI, 'install'], { env });
+      const env = { ...process.env, HERMES_HOME: home, AEP_STATE_DIR: state, AEP_HERMES_CONTROL: '', AEP_INSTRUCT: '', AEP_ATTENTION_TIMEOUT_MS: '' };
+      // every third sample with the gates (and so a pre_tool_call timeout of its own), one of them from the environment
+      const gates = i % 3 === 0 ? ['--control', '--instruct'] : [];
+      if (i % 3 === 1) Object.assign(env, { AEP_HERMES_CONTROL: '1', AEP_ATTENTION_TIMEOUT_MS: '120000' });
+      await run(process.execPath, [CLI, 'install', ...gates], { env });
       const installed = readFileSync(cfg, 'utf8');
-      await run(process.execPath, [CLI, 'install'], { env });
+      if (gates.length || env.AEP_HERMES_CONTROL) expect(installed).toContain('--control');
+      await run(process.execPath, [CLI, 'install', ...gates], { env });
       expect(readFileSync(cfg, 'utf8')).toBe(installed);
       await run(process.execPath, [CLI, 'uninstall'], { env });
       expect(readFileSync(cfg, 'utf8')).toBe(original);

@@ -72,7 +72,22 @@ describe('hermes-aep argument handling', () => {
     const home = path.join(tempDir(), 'untouched');
     const r = await cli(['install', '--help'], { env: { HERMES_HOME: home } });
     expect(r.code).toBe(0);
-    for (const o of ['--dry-run', '--timeout', '--socket', '--url', '--state-dir', '--hermes-home', '--help', 'HERMES_HOME', 'AEP_PORT'])
+    for (const o of [
+      '--dry-run',
+      '--timeout',
+      '--socket',
+      '--url',
+      '--state-dir',
+      '--hermes-home',
+      '--control',
+      '--instruct',
+      '--help',
+      'HERMES_HOME',
+      'AEP_PORT',
+      'AEP_HERMES_CONTROL',
+      'AEP_INSTRUCT',
+      'AEP_ATTENTION_TIMEOUT_MS',
+    ])
       expect(r.stdout).toContain(o);
     expect(r.stdout).not.toMatch(/HERMES_HOME=/);
   });
@@ -100,7 +115,18 @@ describe('hermes-aep argument handling', () => {
   it('hook --help lists the shim options; plain `hook` stays the shim (prints {} and exits 0)', async () => {
     const help = await cli(['hook', '--help']);
     expect(help.code).toBe(0);
-    for (const o of ['--socket', '--url', '--state-dir']) expect(help.stdout).toContain(o);
+    for (const o of [
+      '--socket',
+      '--url',
+      '--state-dir',
+      '--control',
+      '--instruct',
+      '--attention-timeout-ms',
+      'AEP_HERMES_CONTROL',
+      'AEP_INSTRUCT',
+      'x-hermes-aep-hold-ms',
+    ])
+      expect(help.stdout).toContain(o);
     const hook = await cli(['hook'], { input: '{"hook_event_name":"x"}', env: { AEP_HOOK_URL: 'http://127.0.0.1:9/hook', AEP_SHIM_TIMEOUT_MS: '2000' } });
     expect([hook.code, hook.stdout]).toEqual([0, '{}']);
   });

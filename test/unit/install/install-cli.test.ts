@@ -21,7 +21,8 @@ const VERSION = readJson<{ version: string }>('package.json').version;
 /** A clean environment: no AEP_* target from the caller's shell. */
 function envFor(extra: Record<string, string>): NodeJS.ProcessEnv {
   const env = { ...process.env, ...extra };
-  for (const k of ['AEP_SOCKET', 'AEP_PORT', 'AEP_HOST', 'AEP_HOOK_URL', 'AEP_STATE_DIR']) if (!(k in extra)) delete env[k];
+  for (const k of ['AEP_SOCKET', 'AEP_PORT', 'AEP_HOST', 'AEP_HOOK_URL', 'AEP_STATE_DIR', 'AEP_HERMES_CONTROL', 'AEP_INSTRUCT', 'AEP_ATTENTION_TIMEOUT_MS'])
+    if (!(k in extra)) delete env[k];
   return env;
 }
 

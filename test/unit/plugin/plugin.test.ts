@@ -1,8 +1,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import type { ServerResponse } from 'node:http';
 import { ROOT } from '../../support/paths.js';
-import { tempDir } from '../../support/processes.js';
+import { tempDir, waitFor } from '../../support/processes.js';
 import { REGISTERED_HOOKS } from '../../../src/hermes/envelope.js';
 import { decode } from '../../../src/daemon/spool-format.js';
 import { fakeDaemon, kwargsOf, pluginCopy, runHarness, type FakeDaemon } from './support.js';
@@ -69,53 +70,221 @@ describe('plugin transport: the envelope bytes', () => {
   });
 });
 
-describe('plugin transport: the gate', () => {
-  it('gate off: a gated hook does not wait for the reply and returns None, whatever the daemon would answer', async () => {
-    // the stand-in never answers: a callback that waited would take the whole 5 s timeout
-    fake = await fakeDaemon(() => undefined);
-    const r = await runHarness({ pluginDir: pluginCopy(['--socket', fake.socket]), calls: [{ hook: 'pre_tool_call', kwargs: PRE_TOOL }] });
-    expect(fake.bodies).toHaveLength(1);
-    expect(r.out.results[0]).toMatchObject({ ret: null, raised: null });
-    expect(r.out.results[0]!.ms).toBeLessThan(100);
+describe('plugin transport: the gates (--control / AEP_HERMES_CONTROL, --instruct / AEP_INSTRUCT)', () => {
+  const OFF = { AEP_HERMES_CONTROL: '', AEP_INSTRUCT: '', AEP_ATTENTION_TIMEOUT_MS: '' };
+  const hold = (i: number) => fake!.headers[i]?.['x-hermes-aep-hold-ms'];
+  const BLOCK = '{"action":"block","message":"the operator said no"}';
+
+  it('gates off, or the other gate only: neither gated hook waits, none sends the hold header, all return None', async () => {
+    // the stand-in never answers: a callback that waited would take its whole deadline (at least the 200 ms)
+    for (const env of [OFF, { ...OFF, AEP_HERMES_CONTROL: '1' }, { ...OFF, AEP_INSTRUCT: '1' }].map((e) => ({ ...e, AEP_SHIM_TIMEOUT_MS: '200' }))) {
+      fake = await fakeDaemon(() => undefined);
+      const hook = env.AEP_HERMES_CONTROL ? 'pre_llm_call' : env.AEP_INSTRUCT ? 'pre_tool_call' : 'pre_tool_call';
+      const calls = [
+        { hook, kwargs: hook === 'pre_tool_call' ? PRE_TOOL : PRE_LLM },
+        { hook: 'post_tool_call', kwargs: PRE_TOOL },
+      ];
+      if (!env.AEP_HERMES_CONTROL && !env.AEP_INSTRUCT) calls.push({ hook: 'pre_llm_call', kwargs: PRE_LLM });
+      const r = await runHarness({ pluginDir: pluginCopy(['--socket', fake.socket]), env, calls });
+      for (const x of r.out.results) expect(x, JSON.stringify(env)).toMatchObject({ ret: null, raised: null });
+      for (const x of r.out.results) expect(x.ms, JSON.stringify(env)).toBeLessThan(100);
+      await waitFor('the hooks sent', () => fake!.headers.length >= 1 || undefined);
+      expect(fake.headers.map((h) => h['x-hermes-aep-hold-ms'])).toEqual(fake.headers.map(() => undefined));
+      await fake.close();
+      fake = undefined;
+    }
   });
 
   it.each([
-    ['pre_tool_call', '{"action":"block","message":"no"}', { action: 'block', message: 'no' }],
+    ['pre_tool_call', BLOCK, { action: 'block', message: 'the operator said no' }],
     ['pre_tool_call', '{"decision":"block","reason":"because"}', { action: 'block', message: 'because' }],
     ['pre_tool_call', '{"action":"block"}', { action: 'block', message: 'Blocked by shell hook.' }],
+    ['pre_tool_call', '{}', null],
     ['pre_tool_call', '{"context":"x"}', null],
     ['pre_tool_call', '[1]', null],
     ['pre_tool_call', 'not json', null],
     ['pre_llm_call', '{"context":"remember this"}', { context: 'remember this' }],
     ['pre_llm_call', '{"context":"  "}', null],
+    ['pre_llm_call', BLOCK, null],
     ['pre_llm_call', '{}', null],
-  ] as const)('gate on: %s answered %s reaches Hermes as %j', async (hook, body, want) => {
+  ] as const)('its gate on: %s answered %s reaches Hermes as %j', async (hook, body, want) => {
     fake = await fakeDaemon((_b, res) => res.end(body));
     const r = await runHarness({
       pluginDir: pluginCopy(['--socket', fake.socket]),
-      env: { AEP_HERMES_CONTROL: 'on' },
+      env: hook === 'pre_tool_call' ? { ...OFF, AEP_HERMES_CONTROL: 'on' } : { ...OFF, AEP_INSTRUCT: 'on' },
       calls: [{ hook, kwargs: hook === 'pre_tool_call' ? PRE_TOOL : PRE_LLM }],
     });
     expect(r.out.results[0]!.ret).toEqual(want);
   });
 
-  it('gate on: observation hooks still never wait; a gated hook fails open at AEP_SHIM_TIMEOUT_MS', async () => {
+  it('the args install writes (--control, --instruct, --attention-timeout-ms) act as the environment does, and win over it', async () => {
+    fake = await fakeDaemon((b, res) => res.end(b.toString().includes('"pre_tool_call"') ? BLOCK : '{"context":"c"}'));
+    const r = await runHarness({
+      pluginDir: pluginCopy(['--socket', fake.socket, '--control', '--instruct', '--attention-timeout-ms', '2000']),
+      env: { ...OFF, AEP_ATTENTION_TIMEOUT_MS: '90000' },
+      calls: [
+        { hook: 'pre_tool_call', kwargs: PRE_TOOL },
+        { hook: 'pre_llm_call', kwargs: PRE_LLM },
+      ],
+    });
+    expect(r.out.results.map((x) => x.ret)).toEqual([{ action: 'block', message: 'the operator said no' }, { context: 'c' }]);
+    // what it will still wait when it sends: 5000 ms (2000 + 3000) less the moment it took to get there
+    expect(Number(hold(0))).toBeGreaterThan(4_000);
+    expect(Number(hold(0))).toBeLessThanOrEqual(5_000);
+    expect(hold(1)).toBeUndefined();
+  });
+
+  it('control on: pre_tool_call announces AEP_ATTENTION_TIMEOUT_MS + 3000 (default 55000); no other hook carries the header', async () => {
+    for (const [window, want] of [
+      ['', 58_000],
+      ['1000', 4_000],
+      ['bad', 58_000],
+    ] as const) {
+      fake = await fakeDaemon((_b, res) => res.end('{}'));
+      await runHarness({
+        pluginDir: pluginCopy(['--socket', fake.socket]),
+        env: { ...OFF, AEP_HERMES_CONTROL: 'yes', AEP_INSTRUCT: '1', AEP_ATTENTION_TIMEOUT_MS: window },
+        calls: [
+          { hook: 'on_session_start', kwargs: { session_id: 's1', ...TS } },
+          { hook: 'pre_llm_call', kwargs: PRE_LLM },
+          { hook: 'pre_tool_call', kwargs: PRE_TOOL },
+          { hook: 'post_tool_call', kwargs: PRE_TOOL },
+        ],
+      });
+      expect(fake.headers.map((h) => (h['x-hermes-aep-hold-ms'] === undefined ? '-' : 'held'))).toEqual(['-', '-', 'held', '-']);
+      expect(Number(hold(2)), window).toBeGreaterThan(want - 1_000);
+      expect(Number(hold(2)), window).toBeLessThanOrEqual(want);
+      await fake.close();
+      fake = undefined;
+    }
+  });
+
+  it('the deadline: a held pre_tool_call waits past AEP_SHIM_TIMEOUT_MS for its answer; a pre_llm_call under instruct does not', async () => {
+    // the stand-in answers everything 1.5 s late
+    fake = await fakeDaemon((b, res) => setTimeout(() => res.end(b.toString().includes('"pre_tool_call"') ? BLOCK : '{"context":"late"}'), 1_500));
+    const r = await runHarness({
+      pluginDir: pluginCopy(['--socket', fake.socket]),
+      env: { ...OFF, AEP_HERMES_CONTROL: '1', AEP_INSTRUCT: '1', AEP_SHIM_TIMEOUT_MS: '300', AEP_ATTENTION_TIMEOUT_MS: '4000' },
+      calls: [
+        { hook: 'pre_llm_call', kwargs: PRE_LLM },
+        { hook: 'pre_tool_call', kwargs: PRE_TOOL },
+      ],
+    });
+    const [llm, tool] = r.out.results;
+    expect(llm).toMatchObject({ ret: null, raised: null });
+    expect(llm!.ms).toBeLessThan(1_500);
+    expect(tool).toMatchObject({ ret: { action: 'block', message: 'the operator said no' }, raised: null });
+  });
+
+  it('a daemon that never answers a held pre_tool_call: it fails open (None) at its own deadline, and is not spooled', async () => {
+    fake = await fakeDaemon(() => undefined);
+    const state = tempDir('hermes-aep-state-');
+    const r = await runHarness({
+      pluginDir: pluginCopy(['--state-dir', state, '--socket', fake.socket]),
+      env: { ...OFF, AEP_HERMES_CONTROL: '1', AEP_ATTENTION_TIMEOUT_MS: '200', AEP_SHIM_TIMEOUT_MS: '60000' },
+      calls: [{ hook: 'pre_tool_call', kwargs: PRE_TOOL }],
+    });
+    expect(r.out.results[0]).toMatchObject({ ret: null, raised: null });
+    expect(r.out.results[0]!.ms).toBeGreaterThanOrEqual(3_100);
+    expect(r.out.results[0]!.ms).toBeLessThan(30_000);
+    expect(existsSync(path.join(state, 'spool'))).toBe(false);
+  });
+
+  it('a held pre_tool_call the daemon refuses 503, or one with no daemon at all: None, and spooled as the shim would', async () => {
+    fake = await fakeDaemon((_b, res) => res.writeHead(503).end());
+    const state = tempDir('hermes-aep-state-');
+    const none = tempDir('hermes-aep-state-');
+    const env = { ...OFF, AEP_HERMES_CONTROL: '1' };
+    const calls = [{ hook: 'pre_tool_call', kwargs: PRE_TOOL }];
+    const refused = await runHarness({ pluginDir: pluginCopy(['--state-dir', state, '--socket', fake.socket]), env, calls });
+    const down = await runHarness({ pluginDir: pluginCopy(['--state-dir', none]), env, calls });
+    for (const [r, dir] of [
+      [refused, state],
+      [down, none],
+    ] as const) {
+      expect(r.out.results[0]).toMatchObject({ ret: null, raised: null });
+      expect(r.out.results[0]!.ms).toBeLessThan(10_000);
+      const files = readdirSync(path.join(dir, 'spool')).filter((f) => f.endsWith('.hook'));
+      expect(files.map((f) => decode(readFileSync(path.join(dir, 'spool', f))).env.hook_event_name)).toEqual(['pre_tool_call']);
+    }
+  });
+
+  it('a hold does not stall the worker: hooks fired while a pre_tool_call is held are delivered at once, and parallel calls are each held', async () => {
+    // the stand-in answers the held calls only once it holds two of them AND has received the on_session_end fired after them
+    const held: ServerResponse[] = [];
+    let ended = false;
+    const release = () => {
+      if (held.length === 2 && ended) for (const res of held) res.end(BLOCK);
+    };
     fake = await fakeDaemon((b, res) => {
-      if (!b.toString().includes('"pre_tool_call"')) res.end('{}'); // pre_tool_call is never answered
+      const hook = (JSON.parse(b.toString()) as { hook_event_name: string }).hook_event_name;
+      if (hook === 'pre_tool_call') held.push(res);
+      else {
+        if (hook === 'on_session_end') ended = true;
+        res.end('{}');
+      }
+      release();
     });
     const r = await runHarness({
       pluginDir: pluginCopy(['--socket', fake.socket]),
-      env: { AEP_HERMES_CONTROL: '1', AEP_SHIM_TIMEOUT_MS: '400' },
+      env: { ...OFF, AEP_HERMES_CONTROL: '1', AEP_ATTENTION_TIMEOUT_MS: '20000' },
+      calls: [
+        { hook: 'pre_tool_call', kwargs: PRE_TOOL, background: true },
+        { hook: 'pre_tool_call', kwargs: { ...PRE_TOOL, tool_call_id: 'c2' }, background: true },
+        { hook: 'on_session_end', kwargs: { session_id: 's2', ...TS } },
+      ],
+    });
+    const block = { action: 'block', message: 'the operator said no' };
+    expect(r.out.results.map((x) => x.ret)).toEqual([block, block, null]);
+    expect(r.out.results[2]!.ms).toBeLessThan(100);
+    // both answered well before their 23 s deadline: neither waited behind the other
+    expect(Math.max(r.out.results[0]!.ms, r.out.results[1]!.ms)).toBeLessThan(15_000);
+  });
+
+  it('a held pre_tool_call still queued when its thread gives up goes out later as an ordinary hook, never held', async () => {
+    fake = await fakeDaemon((_b, res) => res.end(BLOCK));
+    const r = await runHarness({
+      pluginDir: pluginCopy(['--socket', fake.socket]),
+      env: { ...OFF, AEP_HERMES_CONTROL: '1', AEP_ATTENTION_TIMEOUT_MS: '10' },
+      holdLock: true, // the worker stalls on its first delivery until every call has returned
       calls: [
         { hook: 'on_session_start', kwargs: { session_id: 's1', ...TS } },
         { hook: 'pre_tool_call', kwargs: PRE_TOOL },
       ],
     });
-    const [obs, gated] = r.out.results;
-    expect(obs!.ms).toBeLessThan(100);
-    expect(gated).toMatchObject({ ret: null, raised: null });
-    expect(gated!.ms).toBeGreaterThanOrEqual(390);
-    expect(gated!.ms).toBeLessThan(2_000);
+    expect(r.out.results[1]).toMatchObject({ ret: null, raised: null });
+    expect(r.out.results[1]!.ms).toBeGreaterThanOrEqual(3_000);
+    expect(fake.bodies.map((b) => (JSON.parse(b.toString()) as { hook_event_name: string }).hook_event_name)).toEqual(['on_session_start', 'pre_tool_call']);
+    expect(fake.headers.map((h) => h['x-hermes-aep-hold-ms'])).toEqual([undefined, undefined]);
+  });
+
+  it("under a Hermes that bounds plugin callbacks (later releases' plugins.hook_callback_timeout), the hold ends 2 s before that bound", async () => {
+    const bound = (s: string) =>
+      `m = types.ModuleType("hermes_cli.plugins"); m._resolve_hook_callback_timeout = lambda: ${s}; sys.modules["hermes_cli.plugins"] = m`;
+    for (const [budget, want] of [
+      ['6.0', 4_000], // capped: 6 s - 2 s
+      ['600.0', 58_000], // above the hold: no effect
+      ['0', 58_000], // 0 disables Hermes's bound
+      ['1/0', 58_000], // a bound that cannot be read: no effect
+      ['4.0', undefined], // 2 s left: too little to hold, so not held (no header, no wait)
+    ] as const) {
+      fake = await fakeDaemon((_b, res) => res.end('{}'));
+      const r = await runHarness({
+        pluginDir: pluginCopy(['--socket', fake.socket]),
+        env: { ...OFF, AEP_HERMES_CONTROL: '1' },
+        before: bound(budget),
+        calls: [{ hook: 'pre_tool_call', kwargs: PRE_TOOL }],
+      });
+      expect(r.out.results[0], budget).toMatchObject({ ret: null, raised: null });
+      await waitFor('the hook sent', () => fake!.headers.length >= 1 || undefined);
+      if (want === undefined) expect(hold(0), budget).toBeUndefined();
+      else {
+        expect(Number(hold(0)), budget).toBeGreaterThan(want - 1_000);
+        expect(Number(hold(0)), budget).toBeLessThanOrEqual(want);
+      }
+      await fake.close();
+      fake = undefined;
+    }
   });
 });
 
@@ -128,11 +297,11 @@ describe('plugin transport: failures stay inside the plugin', () => {
     });
     const r = await runHarness({
       pluginDir: pluginCopy(['--socket', fake.socket]),
-      env: { AEP_HERMES_CONTROL: 'on' },
+      env: { AEP_INSTRUCT: 'on' },
       calls: [
         { hook: 'on_session_start', kwargs: { session_id: 's1', bad: { $py: 'Boom()' } } },
         { hook: 'on_session_start', kwargs: { session_id: 'reset' }, drain: true },
-        { hook: 'pre_tool_call', kwargs: PRE_TOOL },
+        { hook: 'pre_llm_call', kwargs: PRE_LLM },
       ],
     });
     expect([r.code, r.stdout, r.stderr]).toEqual([0, '', '']);

@@ -23,6 +23,8 @@ export interface Call {
   readonly kwargs: Kwargs;
   /** wait until the worker delivered everything queued so far */
   readonly drain?: boolean;
+  /** run on a thread of its own (a parallel tool call, another session); the next call starts once its hook is queued */
+  readonly background?: boolean;
 }
 export interface HarnessSpec {
   readonly pluginDir: string;
@@ -34,6 +36,8 @@ export interface HarnessSpec {
   readonly holdLock?: boolean;
   /** exit as Hermes 0.19.0's `hermes -z` does: logging.shutdown(), then os._exit(0) (atexit never runs) */
   readonly hardExit?: boolean;
+  /** a Python statement run before register() (`sys` and `types` in scope) */
+  readonly before?: string;
 }
 export interface HarnessResult {
   readonly stdout: string;
@@ -59,6 +63,7 @@ export function runHarness(spec: HarnessSpec): Promise<HarnessResult> {
     queue_max: spec.queueMax,
     hold_lock: spec.holdLock,
     hard_exit: spec.hardExit,
+    before: spec.before,
     out,
   });
   return new Promise((resolve, reject) => {

@@ -218,7 +218,7 @@ describe('hostile or broken peers: the same Outcome a broken exchange always gav
 describe('through the whole shim process', () => {
   const spooled = (state: string) => (existsSync(path.join(state, 'spool')) ? readdirSync(path.join(state, 'spool')).filter((f) => f.endsWith('.hook')) : []);
   const run = (state: string, extra: Record<string, string> = {}) =>
-    runShim(ENVELOPE, { AEP_HOOK_URL: url.href, AEP_STATE_DIR: state, AEP_HERMES_CONTROL: '1', AEP_SHIM_TIMEOUT_MS: '2000', ...extra });
+    runShim(ENVELOPE, { AEP_HOOK_URL: url.href, AEP_STATE_DIR: state, AEP_INSTRUCT: '1', AEP_SHIM_TIMEOUT_MS: '2000', ...extra });
 
   it.each([
     ['garbage', (s: Socket) => s.end('garbage\r\n\r\n'), 0],
@@ -243,7 +243,7 @@ describe('a peer that answers on the request head alone, without reading the bod
     await new Promise<void>((r) => eager.listen(sockPath, r));
     try {
       for (let i = 0; i < 10; i++) {
-        const r = await runShim(ENVELOPE, { AEP_HERMES_CONTROL: '1', AEP_STATE_DIR: path.join(tempDir(), 'state') }, 'shim', ['--socket', sockPath]);
+        const r = await runShim(ENVELOPE, { AEP_INSTRUCT: '1', AEP_STATE_DIR: path.join(tempDir(), 'state') }, 'shim', ['--socket', sockPath]);
         expect([r.code, r.stdout, r.stderr], `run ${i}`).toEqual([0, '{"context":"eager"}', '']);
       }
     } finally {

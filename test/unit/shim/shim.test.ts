@@ -17,12 +17,17 @@ const stateDir = path.join(tempDir(), 'state');
 const socketPath = path.join(stateDir, 'hook.sock');
 const TOKEN = 'ab'.repeat(32);
 
+// what a peer saw rides back as a steering reply (the one reply a pre_llm_call may carry to Hermes, under AEP_INSTRUCT)
+const probe = (seen: unknown) => JSON.stringify({ context: JSON.stringify(seen) });
+const probed = (stdout: string) => (stdout === '{}' ? {} : (JSON.parse((JSON.parse(stdout) as { context: string }).context) as Record<string, unknown>));
+const LLM = '{"hook_event_name":"pre_llm_call"}';
+
 beforeAll(async () => {
   mkdirSync(stateDir, { recursive: true });
   writeFileSync(path.join(stateDir, 'hook-token'), `${TOKEN}\n`, { mode: 0o600 });
   unixServer = createServer((req, res) => {
     req.resume();
-    req.on('end', () => res.end(JSON.stringify({ via: 'unix', path: req.url, host: req.headers.host, auth: req.headers.authorization ?? null })));
+    req.on('end', () => res.end(probe({ via: 'unix', path: req.url, host: req.headers.host, auth: req.headers.authorization ?? null })));
   });
   await new Promise<void>((r) => unixServer.listen(socketPath, r));
   server = createServer((req, res) => {
@@ -34,8 +39,8 @@ beforeAll(async () => {
       if (mode === 'array') return void res.end('[1,2]');
       if (mode === 'error') return void res.writeHead(500).end('{"error":"x"}');
       if (mode === 'context') return void res.end('{"context":"hello"}\n');
-      if (mode === 'whoami') return void res.end(JSON.stringify({ via: 'tcp', path: req.url, auth: req.headers.authorization ?? null }));
-      res.end(JSON.stringify({ got: Buffer.concat(chunks).length }));
+      if (mode === 'whoami') return void res.end(probe({ via: 'tcp', path: req.url, auth: req.headers.authorization ?? null }));
+      res.end(probe({ got: Buffer.concat(chunks).length }));
     });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
@@ -48,7 +53,7 @@ afterAll(async () => {
   await new Promise((r) => unixServer.close(r));
 });
 
-const env = () => ({ AEP_HOOK_URL: url, AEP_SHIM_TIMEOUT_MS: '400' });
+const env = () => ({ AEP_HOOK_URL: url, AEP_SHIM_TIMEOUT_MS: '400', AEP_HERMES_CONTROL: '', AEP_INSTRUCT: '' });
 
 describe('the shim fails open and prints exactly one JSON object', () => {
   it('observe-only: whatever answers on the port (a context injection, a block), Hermes gets {}', async () => {
@@ -57,17 +62,19 @@ describe('the shim fails open and prints exactly one JSON object', () => {
     expect([r.code, r.stdout]).toEqual([0, '{}']);
   });
 
-  it('with the operator gate on, a reply that is one JSON object is passed through', async () => {
+  it('with the steering gate on, a pre_llm_call context reply is passed through; the operator gate alone does not let it through', async () => {
     mode = 'context';
-    const r = await runShim('{"hook_event_name":"pre_llm_call"}', { ...env(), AEP_HERMES_CONTROL: '1' });
+    const r = await runShim(LLM, { ...env(), AEP_INSTRUCT: '1' });
     expect([r.code, r.stdout]).toEqual([0, '{"context":"hello"}']);
+    const c = await runShim(LLM, { ...env(), AEP_HERMES_CONTROL: '1', AEP_INSTRUCT: '' });
+    expect([c.code, c.stdout]).toEqual([0, '{}']);
   });
 
   it('forwards the whole stdin, byte for byte (5 MB)', async () => {
     mode = 'echo';
-    const body = JSON.stringify({ hook_event_name: 'post_tool_call', extra: { result: 'z'.repeat(5 * 1024 * 1024) } });
-    const r = await runShim(body, { ...env(), AEP_HERMES_CONTROL: '1' });
-    expect(JSON.parse(r.stdout)).toEqual({ got: Buffer.byteLength(body) });
+    const body = JSON.stringify({ hook_event_name: 'pre_llm_call', extra: { conversation_history: 'z'.repeat(5 * 1024 * 1024) } });
+    const r = await runShim(body, { ...env(), AEP_INSTRUCT: '1' });
+    expect(probed(r.stdout)).toEqual({ got: Buffer.byteLength(body) });
   });
 
   it.each(['localhost:8393/hook', 'https://127.0.0.1:9/hook', 'file:///etc/passwd', 'not a url'])(
@@ -78,9 +85,9 @@ describe('the shim fails open and prints exactly one JSON object', () => {
     },
   );
 
-  it.each(['garbage', 'array', 'error'] as const)('daemon answering %s → {} (gate on or off)', async (m) => {
+  it.each(['garbage', 'array', 'error'] as const)('daemon answering %s → {} (gates on or off)', async (m) => {
     mode = m;
-    const r = await runShim('{"hook_event_name":"x"}', { ...env(), AEP_HERMES_CONTROL: '1' });
+    const r = await runShim(LLM, { ...env(), AEP_HERMES_CONTROL: '1', AEP_INSTRUCT: '1' });
     expect([r.code, r.stdout, r.stderr]).toEqual([0, '{}', '']);
   });
 
@@ -104,8 +111,8 @@ describe('the shim fails open and prints exactly one JSON object', () => {
     mode = 'echo';
     const rec = path.join(tempDir(), 'requires.txt');
     const preload = path.join(ROOT, 'test', 'support', 'record-requires.cjs');
-    const r = await runShim('{"hook_event_name":"x"}', { ...env(), AEP_HERMES_CONTROL: '1', RECORD_IMPORTS: rec, NODE_OPTIONS: `--require=${preload}` });
-    expect([r.code, r.stdout]).toEqual([0, JSON.stringify({ got: 23 })]);
+    const r = await runShim(LLM, { ...env(), AEP_HERMES_CONTROL: '1', AEP_INSTRUCT: '1', RECORD_IMPORTS: rec, NODE_OPTIONS: `--require=${preload}` });
+    expect([r.code, probed(r.stdout)]).toEqual([0, { got: LLM.length }]);
     const loaded = readFileSync(rec, 'utf8').split('\n').filter(Boolean);
     expect(loaded.map((m) => (m.startsWith('node:') ? m : path.relative(ROOT, m))).sort()).toEqual(['dist/src/shim/hook.cjs', 'node:fs', 'node:net']);
   });
@@ -114,7 +121,7 @@ describe('the shim fails open and prints exactly one JSON object', () => {
     mode = 'context';
     const rec = path.join(tempDir(), 'imports.txt');
     const hook = path.join(ROOT, 'test', 'support', 'record-imports.mjs');
-    const r = await runShim('{"hook_event_name":"x"}', { ...env(), AEP_HERMES_CONTROL: '1', RECORD_IMPORTS: rec, NODE_OPTIONS: `--import=${hook}` }, 'cli');
+    const r = await runShim(LLM, { ...env(), AEP_INSTRUCT: '1', RECORD_IMPORTS: rec, NODE_OPTIONS: `--import=${hook}` }, 'cli');
     expect([r.code, r.stdout]).toEqual([0, '{"context":"hello"}']);
     const loaded = readFileSync(rec, 'utf8').split('\n').filter(Boolean);
     expect(loaded.filter((u) => /node_modules|fastify|zod|opentelemetry/.test(u))).toEqual([]);
@@ -128,19 +135,19 @@ describe('the shim fails open and prints exactly one JSON object', () => {
 });
 
 describe('where the shim sends: argv, then env, then the socket under the default state dir', () => {
-  const clean = { AEP_HOOK_URL: '', AEP_SOCKET: '', AEP_STATE_DIR: '', AEP_TOKEN_FILE: '', AEP_HOST: '', AEP_PORT: '', AEP_HERMES_CONTROL: '1' };
+  const clean = { AEP_HOOK_URL: '', AEP_SOCKET: '', AEP_STATE_DIR: '', AEP_TOKEN_FILE: '', AEP_HOST: '', AEP_PORT: '', AEP_INSTRUCT: '1' };
   const shim = async (env: Record<string, string>, args: string[] = []) => {
     mode = 'whoami';
-    const r = await runShim('{"hook_event_name":"x"}', { ...clean, ...env }, 'shim', args);
+    const r = await runShim(LLM, { ...clean, ...env }, 'shim', args);
     expect(r.code).toBe(0);
-    return JSON.parse(r.stdout) as Record<string, unknown>;
+    return probed(r.stdout);
   };
 
   it('no settings at all: the socket under ~/.aep/state/hermes-aep, and no token over the socket', async () => {
     const home = tempDir();
     const dir = path.join(home, '.aep', 'state', 'hermes-aep');
     mkdirSync(dir, { recursive: true });
-    const peer = createServer((req, res) => res.end(JSON.stringify({ via: 'default', auth: req.headers.authorization ?? null })));
+    const peer = createServer((req, res) => res.end(probe({ via: 'default', auth: req.headers.authorization ?? null })));
     await new Promise<void>((r) => peer.listen(path.join(dir, 'hook.sock'), r));
     writeFileSync(path.join(dir, 'hook-token'), TOKEN);
     try {
@@ -191,7 +198,7 @@ describe('where the shim sends: argv, then env, then the socket under the defaul
 
   it('`hermes-aep hook --socket …` takes the same arguments', async () => {
     mode = 'whoami';
-    const r = await runShim('{"hook_event_name":"x"}', { ...clean }, 'cli', ['--socket', socketPath]);
-    expect(JSON.parse(r.stdout)).toMatchObject({ via: 'unix' });
+    const r = await runShim(LLM, { ...clean }, 'cli', ['--socket', socketPath]);
+    expect(probed(r.stdout)).toMatchObject({ via: 'unix' });
   });
 });

@@ -38,6 +38,7 @@ MAX_REPLY = 1048576
 DEFAULT_ATTENTION_MS = 55000  # the daemon's hold window unless AEP_ATTENTION_TIMEOUT_MS / --attention-timeout-ms say otherwise
 HOLD_MARGIN_MS = 3000  # a held pre_tool_call waits this much longer than the window (the shim's rule)
 HOLD_HEADER = "x-hermes-aep-hold-ms"
+STEER_HEADER = "x-hermes-aep-steer"  # a pre_llm_call under instruct: its context reply reaches Hermes, so steering may ride it
 HERMES_MARGIN_MS = 2000  # under a Hermes that bounds plugin callbacks, the wait ends this long before Hermes would give up on us
 HOLD_FLOOR_MS = 2000  # the daemon holds at most (the announced wait - 2000): with no more left than this, nothing is held
 VALUE_OPTIONS = ("--socket", "--url", "--state-dir", "--attention-timeout-ms")
@@ -345,7 +346,7 @@ class Forwarder:
             if slot is not None and slot.hold and self.send_held(item):
                 return
             with self.lock:
-                outcome, reply = self.post(body)
+                outcome, reply = self.post(body, steer=slot is not None and not slot.hold)
             if outcome == "spool":
                 spool(self.state_dir, body, arrival_ms, arrival_ns)
             if slot is not None:
@@ -400,14 +401,17 @@ class Forwarder:
                 headers["Authorization"] = "Bearer " + token  # over TCP only, to the URL it was installed for
         return path, headers
 
-    def post(self, body):
-        """POST once: ("delivered", reply) | ("spool", None) | ("lost", None). Spool only what the daemon provably did not take."""
+    def post(self, body, steer=False):
+        """POST once: ("delivered", reply) | ("spool", None) | ("lost", None). Spool only what the daemon provably did not take.
+        steer: the waiting pre_llm_call of an instruct-gated forwarder, announced so the daemon may put steering in the reply."""
         if self.target is None:
             return "lost", None
         sent = False
         try:
             path, headers = self.request_parts()
             pending = self.dropped - self.reported
+            if steer:
+                headers[STEER_HEADER] = "1"
             if pending > 0:
                 headers["X-Hermes-Aep-Dropped"] = str(pending)
             if self.conn is not None and time.monotonic() - self.used_at > IDLE_RECONNECT_S:

@@ -13,6 +13,8 @@ const DEFAULT_TIMEOUT_MS = 5_000;
 const DEFAULT_ATTENTION_MS = 55_000; // the daemon's hold window unless told otherwise (AEP_ATTENTION_TIMEOUT_MS)
 const HOLD_MARGIN_MS = 3_000; // a held pre_tool_call waits this much longer than the window, so the daemon's release arrives in time
 const HOLD_HEADER = 'x-hermes-aep-hold-ms';
+/** sent on a `pre_llm_call` under instruct: this transport passes a context reply to Hermes, so the daemon may deliver steering in it */
+const STEER_HEADER = 'x-hermes-aep-steer';
 const SOCKET_FILE = 'hook.sock';
 const TOKEN_FILE = 'hook-token';
 
@@ -211,12 +213,13 @@ function parseHead(text: string): { readonly status: number; readonly length: nu
 }
 
 /** The request head: Host localhost over the socket; over TCP the URL's host and path, and its token if any; the hold header when held. */
-function requestHead(target: Target, bytes: number, holdMs: number | undefined): string {
+function requestHead(target: Target, bytes: number, holdMs: number | undefined, steer: boolean): string {
   const tcp = 'url' in target;
   const auth = tcp && target.token ? `Authorization: Bearer ${target.token}\r\n` : '';
   const line = tcp ? `POST ${target.url.pathname}${target.url.search} HTTP/1.1\r\nHost: ${target.url.host}` : 'POST /hook HTTP/1.1\r\nHost: localhost';
   const hold = holdMs === undefined ? '' : `${HOLD_HEADER}: ${holdMs}\r\n`;
-  return `${line}\r\n${auth}Content-Type: application/json\r\nContent-Length: ${bytes}\r\n${hold}Connection: close\r\n\r\n`;
+  const steers = steer ? `${STEER_HEADER}: 1\r\n` : '';
+  return `${line}\r\n${auth}Content-Type: application/json\r\nContent-Length: ${bytes}\r\n${hold}${steers}Connection: close\r\n\r\n`;
 }
 
 /**
@@ -224,9 +227,10 @@ function requestHead(target: Target, bytes: number, holdMs: number | undefined):
  * half-closed (the daemon's HTTP server drops a request whose client ends its side); the response is read to its Content-Length, or to EOF.
  * The status decides at the end of the head (a 5xx can come before the body is read: sending stops); a coded 200 body (Transfer-Encoding) is
  * not decoded: `{}`. A malformed or cut response: `unreachable`. `holdMs`: sent as `x-hermes-aep-hold-ms`, telling the daemon it may hold
- * the reply (a gated `pre_tool_call`); without it the daemon never holds.
+ * the reply (a gated `pre_tool_call`); without it the daemon never holds. `steer`: sent as `x-hermes-aep-steer: 1` (a `pre_llm_call`
+ * under instruct), telling the daemon the context reply reaches Hermes; without it the daemon delivers no instruction.
  */
-export function deliver(body: Buffer, target: Target, ms: number, holdMs?: number): Promise<Outcome> {
+export function deliver(body: Buffer, target: Target, ms: number, holdMs?: number, steer = false): Promise<Outcome> {
   return new Promise((resolve) => {
     let sent = false;
     let head: ReturnType<typeof parseHead>;
@@ -256,7 +260,7 @@ export function deliver(body: Buffer, target: Target, ms: number, holdMs?: numbe
     sock.on('end', () => (head && head.length === undefined ? reply(got) : done({ kind: 'unreachable', sent })));
     sock.on('error', () => done({ kind: 'unreachable', sent }));
     sock.cork(); // head and body in one writev, as node:http sends them: a peer that answers on the head alone still gets the body
-    sock.write(requestHead(target, body.length, holdMs));
+    sock.write(requestHead(target, body.length, holdMs, steer));
     sock.write(body, (err) => (sent = !err)); // once the OS has the last byte
     sock.uncork();
   });
@@ -352,7 +356,7 @@ export async function runHook(argv: readonly string[] = process.argv.slice(2)): 
       const gates = shimGates(argv, process.env);
       const hook = gates.control || gates.instruct ? hookName(body) : undefined;
       const hold = gates.control && hook === 'pre_tool_call' ? gates.holdMs : undefined;
-      const outcome = await deliver(body, target, hold ?? timeoutMs(), hold);
+      const outcome = await deliver(body, target, hold ?? timeoutMs(), hold, gates.instruct && hook === 'pre_llm_call');
       if (shouldSpool(outcome)) {
         // Hermes is answered first; the file is written after
         answer(EMPTY);

@@ -90,6 +90,7 @@ describe('plugin transport: the gates (--control / AEP_HERMES_CONTROL, --instruc
       for (const x of r.out.results) expect(x.ms, JSON.stringify(env)).toBeLessThan(100);
       await waitFor('the hooks sent', () => fake!.headers.length >= 1 || undefined);
       expect(fake.headers.map((h) => h['x-hermes-aep-hold-ms'])).toEqual(fake.headers.map(() => undefined));
+      expect(fake.headers.map((h) => h['x-hermes-aep-steer'])).toEqual(fake.headers.map(() => undefined));
       await fake.close();
       fake = undefined;
     }
@@ -132,6 +133,8 @@ describe('plugin transport: the gates (--control / AEP_HERMES_CONTROL, --instruc
     expect(Number(hold(0))).toBeGreaterThan(4_000);
     expect(Number(hold(0))).toBeLessThanOrEqual(5_000);
     expect(hold(1)).toBeUndefined();
+    // the pre_llm_call under instruct says its context reply reaches Hermes (the daemon delivers steering only then)
+    expect(fake.headers.map((h) => h['x-hermes-aep-steer'])).toEqual([undefined, '1']);
   });
 
   it('control on: pre_tool_call announces AEP_ATTENTION_TIMEOUT_MS + 3000 (default 55000); no other hook carries the header', async () => {

@@ -120,7 +120,7 @@ describe('the request: the hold header, only for a pre_tool_call under the contr
 
   it('every other hook, and pre_tool_call without the control gate, sends the observation request unchanged', async () => {
     const cases: [string, Record<string, string>, string[]][] = [
-      ['pre_llm_call', { AEP_HERMES_CONTROL: '1', AEP_INSTRUCT: '1' }, []],
+      ['pre_llm_call', { AEP_HERMES_CONTROL: '1' }, []],
       ['post_tool_call', { AEP_HERMES_CONTROL: '1' }, ['--instruct']],
       ['on_session_start', {}, ['--control', '--instruct']],
       ['pre_tool_call', { AEP_INSTRUCT: 'yes' }, []],
@@ -133,6 +133,21 @@ describe('the request: the hold header, only for a pre_tool_call under the contr
       expect(got.pop(), `${hook} ${JSON.stringify(env)} ${args.join(' ')}`).toEqual(plain);
       expect(holdHeader(plain)).toEqual([]);
     }
+  });
+
+  it('a pre_llm_call under instruct declares x-hermes-aep-steer: 1 (its context reply reaches Hermes); nothing else changes', async () => {
+    await shim('pre_llm_call', {}, []);
+    const plain = got.pop()!;
+    for (const [env, args] of [
+      [{ AEP_INSTRUCT: '1' }, []],
+      [{}, ['--instruct']],
+    ] as const) {
+      await shim('pre_llm_call', env, [...args]);
+      const steered = got.pop()!;
+      expect(steered.lines.filter((l) => /^x-hermes-aep-steer:/i.test(l))).toEqual(['x-hermes-aep-steer: 1']);
+      expect({ ...steered, lines: steered.lines.filter((l) => !/^x-hermes-aep-steer:/i.test(l)) }).toEqual(plain);
+    }
+    expect(plain.lines.some((l) => /^x-hermes-aep-steer:/i.test(l))).toBe(false);
   });
 
   it('the name is read from the head of the envelope only: a body where hook_event_name is not first is never held', async () => {

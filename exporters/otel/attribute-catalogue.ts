@@ -45,6 +45,8 @@ export const SPAN_ATTR = {
   attentionAnsweredVia: 'aep.attention.answered_via',
   attentionResolution: 'aep.attention.resolution',
   attentionLatencyMs: 'aep.attention.latency_ms',
+  // an answer over control (AEP-0004): the command that carried it, the answer's cause
+  controlCommandId: 'aep.control.command_id',
   // delegations
   delegationChildSessionId: 'aep.delegation.child_session_id',
   // units that did not finish normally

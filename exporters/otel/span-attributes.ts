@@ -100,10 +100,18 @@ const OUTCOMES: Partial<Record<AepType, (d: Data, ev: AepEvent) => Outcome>> = {
     attrs: compactAttrs({ [A.outcome]: 'denied', [A.errorType]: 'tool_denied', [A.deniedBy]: str(d.by), [A.toolDurationMs]: num(d.duration_ms) }),
     status: { code: 'error', message: 'tool_denied' },
   }),
-  'attention.answered': (d) => {
+  'attention.answered': (d, ev) => {
     const answer = (d.answer ?? {}) as Record<string, unknown>;
-    // option ids are structural (the vendor's menu ids); free text never rides here
-    return { attrs: compactAttrs({ [A.attentionAnswerOption]: str(answer.option), [A.attentionAnsweredVia]: str(d.via) }) };
+    const via = str(d.via);
+    // option ids are structural (the vendor's menu ids); free text never rides here. An answer over
+    // control is caused by its command (AEP-0004 §7); any other answer's cause is the card itself
+    return {
+      attrs: compactAttrs({
+        [A.attentionAnswerOption]: str(answer.option),
+        [A.attentionAnsweredVia]: via,
+        [A.controlCommandId]: via === 'control' ? str(ev.cause) : undefined,
+      }),
+    };
   },
   'attention.resolved': (d) => ({ attrs: compactAttrs({ [A.attentionResolution]: str(d.resolution), [A.attentionLatencyMs]: num(d.latency_ms) }) }),
   'attention.timeout': (d) => ({ attrs: compactAttrs({ [A.attentionResolution]: 'timeout', [A.attentionLatencyMs]: num(d.after_ms) }) }),

@@ -147,7 +147,9 @@ export class ControlTarget {
     const h = this.take(cardId);
     if (!h) return;
     this.counts.dismissed++;
-    void this.closeCard(cardId, h.session, h.run, [{ type: 'attention.resolved', data: { resolution: 'dismissed' } }]);
+    // how long the call was held before its hook went away (or the daemon stopped): the wait, as for an answer
+    const latency = Math.max(0, Math.round(this.clock() - h.raisedAt));
+    void this.closeCard(cardId, h.session, h.run, [{ type: 'attention.resolved', data: { resolution: 'dismissed', latency_ms: latency } }]);
     h.release(EMPTY_REPLY);
   }
 

@@ -175,7 +175,8 @@ describe('the operator-deny gate (AEP_HERMES_CONTROL=1), through the embedded en
     abort.abort();
     expect(await reply).toBeInstanceOf(Error);
     const dismissed = await waitFor('dismissed', () => rig!.history(s).find((e) => e['type'] === 'attention.resolved' && e['subject'] === card['id']));
-    expect(dismissed['data']).toEqual({ resolution: 'dismissed' });
+    // the wait rides as for an answer: how long the call was held before its hook went away
+    expect(dismissed['data']).toEqual({ resolution: 'dismissed', latency_ms: expect.any(Number) });
     const late = respond(s, card['id'], { option: 'allow' });
     send(op, late);
     const [ack] = await waitFor('the nack', () => (acksOf(op, late['id'] as string).length ? acksOf(op, late['id'] as string) : undefined));

@@ -188,3 +188,29 @@ describe('cause links across units', () => {
     expect(cardSpan.links).toEqual([]);
   });
 });
+
+describe('attention card outcomes', () => {
+  const card = (b: SpanBuilder, via: string, cause: string) => {
+    b.accept(ev('run.started', { t: 0, run: 'r1' }));
+    const requested = ev('attention.requested', { t: 1, run: 'r1', data: { kind: 'permission', respond_via: [via] } });
+    b.accept(requested);
+    const answered = ev('attention.answered', { t: 2, run: 'r1', subject: requested.id, cause, data: { answer: { option: 'allow' }, via } });
+    b.accept(answered);
+    const resolved = ev('attention.resolved', { t: 3, run: 'r1', subject: requested.id, cause: answered.id, data: { resolution: 'answered', latency_ms: 2 } });
+    return { requested, span: b.accept(resolved).finished[0]! };
+  };
+
+  it('an answer over control names its command on the card span (the answer’s cause); an answer from elsewhere names none', () => {
+    const control = card(new SpanBuilder({ sampler: () => true, ceiling: 'metadata' }), 'control', 'cmd-01');
+    expect(control.span.attributes).toMatchObject({ 'aep.attention.answered_via': 'control', 'aep.control.command_id': 'cmd-01' });
+    // a vendor channel's answer is caused by the card itself: that is no command
+    const b = new SpanBuilder({ sampler: () => true, ceiling: 'metadata' });
+    b.accept(ev('run.started', { t: 0, run: 'r1' }));
+    const requested = ev('attention.requested', { t: 1, run: 'r1', data: { kind: 'approval' } });
+    b.accept(requested);
+    b.accept(ev('attention.answered', { t: 2, run: 'r1', subject: requested.id, cause: requested.id, data: { answer: { option: 'once' }, via: 'cli' } }));
+    const [span] = b.accept(ev('attention.resolved', { t: 3, run: 'r1', subject: requested.id, data: { resolution: 'answered' } })).finished;
+    expect(span!.attributes['aep.attention.answered_via']).toBe('cli');
+    expect(span!.attributes).not.toHaveProperty('aep.control.command_id');
+  });
+});

@@ -43,6 +43,10 @@ const BAD: Record<string, [bad: string, rule: string]> = {
   AEP_INGEST_MAX_EVENTS: ['-1', 'a whole number from 1 to 1000000'],
   AEP_RELAY_URL: ['http://relay.lan/socket', 'a ws:// or wss:// URL'],
   AEP_RELAY_OUTBOX: ['none', 'a whole number from 1 to 10000000'],
+  AEP_HERMES_CONTROL: ['TRUE', 'one of 1, true, yes, on, 0, false, no, off'],
+  AEP_HERMES_GATE_TOOLS: ['(terminal', 'a regular expression (matched against the whole tool name)'],
+  AEP_ATTENTION_TIMEOUT_MS: ['290000', 'a whole number from 1000 to 285000'],
+  AEP_INSTRUCT: ['sure', 'one of 1, true, yes, on, 0, false, no, off'],
   OTEL_TRACES_EXPORTER: ['zipkin', 'otlp, file, none'],
   OTEL_EXPORTER_OTLP_ENDPOINT: ['collector:4318', 'an http:// or https:// URL'],
   OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: ['ftp://collector/v1/traces', 'an http:// or https:// URL'],
@@ -103,6 +107,6 @@ describe('every setting the README lists refuses a bad value, naming the variabl
     const { daemon, shimOnly } = readmeSettings();
     expect([...daemon].sort()).toEqual(Object.keys(BAD).sort());
     // the shim reads its few variables itself, without dependencies (README says why)
-    expect([...shimOnly].sort()).toEqual(['AEP_HERMES_CONTROL', 'AEP_HOOK_URL', 'AEP_SHIM_TIMEOUT_MS', 'AEP_SPOOL_MAX_BYTES', 'AEP_SPOOL_MAX_FILES']);
+    expect([...shimOnly].sort()).toEqual(['AEP_HOOK_URL', 'AEP_SHIM_TIMEOUT_MS', 'AEP_SPOOL_MAX_BYTES', 'AEP_SPOOL_MAX_FILES']);
   });
 });

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { existsSync, rmSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -34,7 +34,6 @@ describe.each(E2E_HERMES_VERSIONS)('real Hermes %s: the control gate and steerin
   const requestsOf = (step: string) => llm.requests.filter((r) => r.step === step).map((r) => r.body as ChatRequest);
 
   beforeAll(async () => {
-    rmSync(scratch, { recursive: true, force: true });
     llm = await startFakeLlm({
       steps: [
         { marker: 'MARK-GATE-DENY', replies: [toolCall('terminal', { command: `touch ${marker('deny')}` }, 'call_gate_deny')] },
@@ -91,7 +90,7 @@ describe.each(E2E_HERMES_VERSIONS)('real Hermes %s: the control gate and steerin
     await waitFor('the post', () => events().find((e) => e.type === 'tool.denied' && e.data?.tool?.call_id === 'call_gate_deny'));
     const denied = events().find((e) => e.type === 'tool.denied' && e.data?.tool?.call_id === 'call_gate_deny')!;
     expect(denied.data.by).toBe('policy');
-    const outcome = events().filter((e) => e.subject === card.id);
+    const outcome = events().filter((e) => e.subject === card.id && e.agent === 'hermes');
     expect(outcome.map((e) => e.type)).toEqual(['attention.answered', 'attention.resolved']);
     expect(outcome[0]!.data).toMatchObject({ answer: { option: 'deny' }, via: 'control' });
   });

@@ -21,7 +21,10 @@ const GATES = { AEP_HERMES_CONTROL: '1', AEP_INSTRUCT: '1', AEP_ATTENTION_TIMEOU
  * operator answers from a terminal with `hermes-aep answer`; steering is queued with `hermes-aep instruct` and
  * must reach the model in the next turn's request, once.
  */
-describe.each(E2E_HERMES_VERSIONS)('real Hermes %s: the control gate and steering', (version) => {
+// both hook transports: the shell shim (default) and the zero-spawn plugin (`install --transport plugin`)
+const CASES = E2E_HERMES_VERSIONS.flatMap((version) => (['shell', 'plugin'] as const).map((transport) => [version, transport] as const));
+
+describe.each(CASES)('real Hermes %s, %s transport: the control gate and steering', (version, transport) => {
   let llm: FakeLlm;
   let daemon: DaemonProcess;
   let home: HermesHome;
@@ -119,7 +122,7 @@ describe.each(E2E_HERMES_VERSIONS)('real Hermes %s: the control gate and steerin
     const first = await runHermes(home, ['chat', '-q', 'MARK-STEER first', '-Q']);
     expect(first.code).toBe(0);
     const session = await waitFor('the chat session', () => events().find((e) => e.type === 'run.started' && !known.has(e.session))?.session);
-    const steer = `STEER-${version}-keep answers short`;
+    const steer = `STEER-${version}-${transport}-keep answers short`;
     expect((await cli(['instruct', session, steer])).stdout).toBe('accepted\n');
     const before = llm.requests.length;
     const second = await runHermes(home, ['chat', '-q', 'MARK-STEER second', '-Q', '--resume', session]);

@@ -229,6 +229,29 @@ describe('ack discipline (AEP-0004 §3, §7)', () => {
     expect(JSON.parse(acksOf(op, cancel['id'] as string)[0]!)['data']).toEqual({ reason: 'unsupported' });
   });
 
+  it('AEP-0004 §7, §4 item 1: control needs an authenticated connection: refused at the upgrade with a token set, in-band (unauthorized) on a watch-only one; never in the session', async () => {
+    const { WsConsumer } = await import('../../support/aep-stream-client.js');
+    rig = await startRig(GATE);
+    await expect(WsConsumer.open(rig.wsUrl, undefined, 'consumer', 'anonymous')).rejects.toThrow(/401/);
+    await rig.close();
+    rig = await startRig({ ...GATE, AEP_TOKEN: '' });
+    const s = newSession();
+    for (const h of ['on_session_start', 'pre_llm_call']) await postHook(rig.env['AEP_SOCKET']!, hook(h, s));
+    const reply = postHook(rig.env['AEP_SOCKET']!, hook('pre_tool_call', s, { call: 'c', tool: 'terminal' }), HOLD);
+    const card = await waitFor('the card', () => rig!.history(s).find((e) => e['type'] === 'attention.requested'));
+    const anon = await WsConsumer.open(rig.wsUrl, undefined, 'consumer', 'anonymous');
+    ops.push(anon);
+    const cmd = respond(s, card['id'], { option: 'allow' });
+    anon.send(cmd);
+    await waitFor('the refusal', () => anon.parsed().find((f) => f['type'] === 'error' && f['cause'] === cmd['id'] && f['code'] === 'unauthorized'));
+    expect(rig.history(s).some((e) => e['id'] === cmd['id'] || e['cause'] === cmd['id'])).toBe(false);
+    // still held: a graceful stop answers it {}
+    expect((await health(rig.env['AEP_SOCKET']!)).control_target.pending_cards).toBe(1);
+    await rig.close();
+    rig = undefined;
+    expect((await reply).body).toBe('{}');
+  });
+
   it('a duplicate command gets one decision; its redelivery re-emits the recorded ack byte for byte', async () => {
     rig = await startRig(GATE);
     const op = await open(rig);

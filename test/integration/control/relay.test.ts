@@ -79,6 +79,50 @@ describe('the control gate through a relay (a second daemon)', () => {
     expect(JSON.parse(refused!)).toMatchObject({ data: { reason: 'refused' } });
   });
 
+  it('free text denies with it as the reason; the hook gone dismisses; both through the relay', async () => {
+    const { hermes, op } = await topology({ AEP_HERMES_CONTROL: '1' });
+    const a = newSession();
+    const first = await heldCall(hermes, op, a);
+    op.send(respond(a, first.card['id'], { text: 'please do not' }));
+    expect(JSON.parse((await first.reply).body)).toEqual({ action: 'block', message: 'please do not' });
+    const b = newSession();
+    for (const h of ['on_session_start', 'pre_llm_call']) await postHook(hermes.env['AEP_SOCKET']!, hook(h, b));
+    const abort = new AbortController();
+    const gone = postHook(hermes.env['AEP_SOCKET']!, hook('pre_tool_call', b, { call: 'call_g', tool: 'terminal' }), HOLD, abort.signal).catch(
+      (e: unknown) => e,
+    );
+    const card = await waitFor('the card on the relay', () => events(op).find((e) => e['type'] === 'attention.requested' && e['session'] === b));
+    abort.abort();
+    await gone;
+    const dismissed = await waitFor('dismissed on the relay', () => events(op).find((e) => e['type'] === 'attention.resolved' && e['subject'] === card['id']));
+    expect(dismissed['data']['resolution']).toBe('dismissed');
+  });
+
+  it('a restart of the Hermes daemon between the command and its redelivery through the relay: the recorded ack comes back, byte for byte', async () => {
+    const { relay, hermes, op } = await topology({ AEP_HERMES_CONTROL: '1' });
+    const s = newSession();
+    const { reply, card } = await heldCall(hermes, op, s);
+    const cmd = respond(s, card['id'], { option: 'allow' });
+    op.send(cmd);
+    await reply;
+    const ack = await waitFor('the ack', () => acksOf(op, cmd['id'] as string)[0]);
+    const dirs = { AEP_STATE_DIR: hermes.env['AEP_STATE_DIR']!, AEP_LOG_DIR: hermes.env['AEP_LOG_DIR']!, AEP_SOCKET: hermes.env['AEP_SOCKET']! };
+    await hermes.close();
+    rigs.splice(rigs.indexOf(hermes), 1);
+    const again = await startRig({ AEP_HERMES_CONTROL: '1', AEP_RELAY_URL: relay.wsUrl, AEP_SOURCE_HOST: 'hermes-host' }, dirs);
+    rigs.push(again);
+    await waitFor('the relay link', async () => (await health(again.env['AEP_SOCKET']!)).relay?.connected === true || undefined);
+    // the session is claimed again on the relay once the restarted daemon emits for it
+    await postHook(again.env['AEP_SOCKET']!, hook('pre_llm_call', s, { turn: `${s}:task:turn2` }));
+    await waitFor('the new turn on the relay', () =>
+      events(op).find((e) => e['type'] === 'run.started' && e['session'] === s && e['run'] === `${s}:task:turn2`),
+    );
+    op.send(cmd);
+    const both = await waitFor('the re-ack', () => (acksOf(op, cmd['id'] as string).length >= 2 ? acksOf(op, cmd['id'] as string) : undefined));
+    expect(both.every((l) => l === ack)).toBe(true);
+    expect(again.history(s).filter((e) => e['type'] === 'control.accepted')).toHaveLength(1);
+  });
+
   it('a type the Hermes daemon does not declare is refused by the relay on its behalf (a frame, never an Event of the session)', async () => {
     const { hermes, op } = await topology({ AEP_HERMES_CONTROL: '1' });
     const s = newSession();

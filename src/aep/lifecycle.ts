@@ -11,6 +11,8 @@ import type { Severity } from './event.js';
 export const X_HERMES = {
   /** a failed model call (`api_request_error`) */
   apiError: 'x.hermes.api.error',
+  /** one finished model call (`post_api_request`): model, timing, finish reason, token usage, cost */
+  modelCall: 'x.hermes.model.call',
   /** `on_session_reset`: names the successor session, never an end */
   sessionReset: 'x.hermes.session.reset',
   /** a smart approval's model review started (no person is asked) */

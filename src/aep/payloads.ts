@@ -27,6 +27,49 @@ export type Resolution = 'answered' | 'auto' | 'dismissed';
 /** `control.rejected.reason` (AEP-0004 §3) */
 export type NackReason = 'unsupported' | 'unauthorized' | 'busy' | 'refused' | 'invalid';
 
+/** Token accounting with the GenAI semantic-convention names, flat (AEP-0002 §5.2 `usage`, as the AEP schemas carry it). */
+export type Usage = {
+  /** every input token, cached ones included (the GenAI convention) */
+  readonly 'gen_ai.usage.input_tokens'?: number;
+  readonly 'gen_ai.usage.output_tokens'?: number;
+  readonly 'gen_ai.usage.cache_read.input_tokens'?: number;
+  readonly 'gen_ai.usage.cache_creation.input_tokens'?: number;
+  readonly 'gen_ai.usage.reasoning.output_tokens'?: number;
+};
+/** AEP-0002 §5.2 `cost`: emitter-asserted, in one ISO 4217 currency. */
+export type Cost = { readonly currency: string; readonly total?: number; readonly prompt?: number; readonly completion?: number };
+/** What a run's terminal carries of its model calls (summed by identity, src/identity/run-usage.ts). */
+export type RunTotals = Usage & { readonly cost?: Cost };
+
+/** One assistant tool call as a model call's output carries it (content: redacted or full). */
+export type ModelToolCall = { readonly id?: string; readonly name?: string; readonly arguments?: unknown };
+/** A model call's output (assistant text and tool calls), gated like every content field. */
+export type ModelOutput = { readonly content?: string; readonly tool_calls?: readonly ModelToolCall[] };
+
+/** `x.hermes.model.call` (schemas/x-hermes/x.hermes.model.call.schema.json). */
+export type ModelCallPayload = Usage & {
+  readonly model?: string;
+  readonly response_model?: string;
+  readonly provider?: string;
+  readonly api_mode?: string;
+  readonly server_address?: string;
+  readonly server_port?: number;
+  readonly api_request_id?: string;
+  /** 1-based index of this call in its turn */
+  readonly api_call?: number;
+  readonly started_at?: string;
+  readonly ended_at?: string;
+  readonly duration_ms?: number;
+  readonly finish_reason?: string;
+  readonly message_count?: number;
+  readonly assistant_content_chars?: number;
+  readonly assistant_tool_call_count?: number;
+  /** added by the daemon's pricing step when the model's price is known */
+  readonly cost?: Cost;
+  readonly output_redacted?: ModelOutput;
+  readonly output?: ModelOutput;
+};
+
 export type AepPayloads = {
   'session.started': {
     readonly label?: string;
@@ -41,9 +84,9 @@ export type AepPayloads = {
     /** this project's: the digest of the user's message, at metadata and above */
     readonly message_digest?: string;
   };
-  'run.finished': { readonly duration_ms?: number; readonly summary?: string };
-  'run.cancelled': { readonly by?: 'user' | 'control' | 'policy' | 'shutdown'; readonly reason?: string; readonly duration_ms?: number };
-  'run.failed': { readonly reason: string; readonly error?: ErrorInfo; readonly duration_ms?: number };
+  'run.finished': { readonly duration_ms?: number; readonly summary?: string } & RunTotals;
+  'run.cancelled': { readonly by?: 'user' | 'control' | 'policy' | 'shutdown'; readonly reason?: string; readonly duration_ms?: number } & RunTotals;
+  'run.failed': { readonly reason: string; readonly error?: ErrorInfo; readonly duration_ms?: number } & RunTotals;
   'tool.requested': { readonly tool: ToolRef; readonly args_digest?: string; readonly args_redacted?: unknown; readonly args?: object };
   'tool.completed': {
     readonly tool: ToolRef;
@@ -82,6 +125,7 @@ export type AepPayloads = {
     };
   };
   'x.hermes.api.error': { readonly status_code?: number; readonly retry_count?: number; readonly reason?: string; readonly error_message?: string };
+  'x.hermes.model.call': ModelCallPayload;
   'x.hermes.approval.review.requested': Record<string, never>;
   'x.hermes.attention.unpaired': { readonly of: CardOutcome; readonly resolution?: Resolution; readonly option?: string };
   'x.hermes.session.reset': { readonly reason?: string };

@@ -11,6 +11,7 @@ import type { LiveHook, ReplyPlan, StepResult } from '../control/hook-step.js';
 import type { Emitted } from '../control/control-types.js';
 import { adoptLine } from '../aep/event-line.js';
 import type { WireEvent } from '../stream/wire.js';
+import { priceModelCalls, type PriceSource } from '../usage/price-step.js';
 
 /** The control step (src/control/hook-step.ts), bound to its target: present only while a control gate is on. */
 export type ControlStepFn = (env: HookEnvelope, mapped: MappedHook, now: Date, live: LiveHook | undefined) => StepResult;
@@ -45,6 +46,8 @@ export interface PipelineOptions {
   readonly settled?: (events: readonly AepEvent[]) => void;
   /** the control gates' step between mapping and identity (gates on only) */
   readonly control?: ControlStepFn;
+  /** prices model calls between mapping and identity (src/usage/); absent: model calls carry no cost */
+  readonly pricer?: PriceSource;
 }
 
 /**
@@ -122,6 +125,7 @@ export class HookPipeline {
     try {
       const now = spooled?.arrival ?? this.clock();
       let mapped = readHook(env, this.o.policy);
+      if (this.o.pricer) mapped = priceModelCalls(mapped, this.o.pricer, now);
       if (this.o.control) {
         // a spooled hook was answered long ago: it can drop instructions at a session end, never hold or deliver
         const step = this.o.control(env, mapped, now, spooled ? undefined : live);

@@ -30,7 +30,11 @@ export type HookEnvelope = z.infer<typeof hookEnvelopeSchema>;
 /** The drift sentinel Hermes 0.18.2 stamps into every live payload's `extra`. */
 export const TELEMETRY_SCHEMA_VERSION = 'hermes.observer.v1';
 
-/** The twelve hooks this adapter registers with Hermes (the design record's surface). */
+/**
+ * The hooks this adapter registers with Hermes: the design record's twelve,
+ * and `post_api_request` (one per model call: model, timing, token usage),
+ * which `install --no-model-calls` leaves out (MODEL_CALL_HOOK).
+ */
 export const REGISTERED_HOOKS = [
   'pre_tool_call',
   'post_tool_call',
@@ -44,7 +48,11 @@ export const REGISTERED_HOOKS = [
   'pre_approval_request',
   'post_approval_response',
   'api_request_error',
+  'post_api_request',
 ] as const;
+
+/** The one registered hook `install --no-model-calls` leaves out. */
+export const MODEL_CALL_HOOK = 'post_api_request';
 
 export type RegisteredHook = (typeof REGISTERED_HOOKS)[number];
 

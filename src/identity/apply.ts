@@ -1,5 +1,6 @@
 import type { AepEvent } from '../aep/event.js';
-import { isOutcome, isTerminalOf } from '../aep/lifecycle.js';
+import { X_HERMES, isOutcome, isTerminalOf } from '../aep/lifecycle.js';
+import { addCall } from './run-usage.js';
 import type { Joins } from '../aep/mapped.js';
 import { MAX_ENDED_RUNS_PER_SESSION, MAX_PENDING_PER_SESSION, boundedAdd, boundedSet, type SessionLane } from './lanes.js';
 
@@ -36,11 +37,15 @@ export function apply(lane: SessionLane, ev: AepEvent, joins: Joins): number {
     case 'delegation.subagent.stopped':
       if (ev.subject) lane.delegations.delete(ev.subject);
       return 0;
+    case X_HERMES.modelCall:
+      // summed for the run's terminal; a call in no open run (its start unknown) still counts toward that run
+      return ev.run && !lane.endedRuns.has(ev.run) ? evicted(boundedSet(lane.usage, ev.run, addCall(lane.usage.get(ev.run), ev), MAX_PENDING_PER_SESSION)) : 0;
     default:
       break;
   }
   if (isTerminalOf(ev.type, 'run') && ev.run) {
     lane.openRuns.delete(ev.run);
+    lane.usage.delete(ev.run);
     boundedAdd(lane.endedRuns, ev.run, MAX_ENDED_RUNS_PER_SESSION);
     if (lane.currentRun === ev.run) lane.currentRun = [...lane.openRuns.keys()].pop();
   } else if (isTerminalOf(ev.type, 'tool') && joins.callId) {

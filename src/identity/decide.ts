@@ -3,6 +3,7 @@ import type { AepEvent } from '../aep/event.js';
 import { X_HERMES, isOutcome, isOutcomeEvent, isSessionScoped, isTerminalOf, severityOf, type OutcomeOf } from '../aep/lifecycle.js';
 import type { HookKeys, KeyedEvent, MappedEvent } from '../aep/mapped.js';
 import type { PendingCard, SessionLane } from './lanes.js';
+import { runTotals } from './run-usage.js';
 
 /** The decisions identity counts for `/healthz`. */
 export type Decision = 'duplicateStarts' | 'duplicateTerminals' | 'unpairedTerminals' | 'suppressed';
@@ -59,7 +60,7 @@ export function decide(m: KeyedEvent, keys: HookKeys, lane: SessionLane, ctx: De
   } else if (isTerminalOf(m.type, 'run')) {
     const run = keys.run ?? lane.currentRun;
     if (run && lane.endedRuns.has(run)) ctx.count('duplicateTerminals');
-    else emit(m, { run, cause: paired(ctx, run ? lane.openRuns.get(run) : undefined) });
+    else emit(withTotals(m, run ? lane.usage.get(run) : undefined), { run, cause: paired(ctx, run ? lane.openRuns.get(run) : undefined) });
   } else if (isTerminalOf(m.type, 'tool')) {
     if (callId && lane.endedTools.has(callId)) ctx.count('duplicateTerminals');
     else {
@@ -77,6 +78,12 @@ export function decide(m: KeyedEvent, keys: HookKeys, lane: SessionLane, ctx: De
     emit(m, { cause: m.cause });
   }
   return out;
+}
+
+/** A run's terminal with what its model calls add up to (AEP-0002 §5.2 usage and cost); as it came without any. */
+function withTotals(m: KeyedEvent, usage: Parameters<typeof runTotals>[0]): KeyedEvent {
+  const totals = runTotals(usage);
+  return Object.keys(totals).length === 0 ? m : ({ ...m, data: { ...m.data, ...totals } } as KeyedEvent);
 }
 
 /** A terminal's cause, counting a terminal whose start is unknown. */

@@ -1,4 +1,5 @@
 import type { PendingCard, SessionLane } from './lanes.js';
+import { isRunUsageState, loadRunUsage, saveRunUsage, type RunUsageState } from './run-usage.js';
 
 /**
  * One session lane as JSON, for the start-up snapshot. `seq` is NOT
@@ -19,6 +20,8 @@ export interface LaneState {
   readonly approvals: CardState[];
   readonly clarify: [string, CardState][];
   readonly delegations: [string, string][];
+  /** absent in a snapshot written before model calls were summed: none */
+  readonly usage?: [string, RunUsageState][];
 }
 
 /** [id, time, key, toolCallId | null, run | null] */
@@ -48,6 +51,7 @@ function saveLane(l: SessionLane): LaneState {
     approvals: l.approvals.map(card),
     clarify: [...l.clarify].map(([k, c]) => [k, card(c)]),
     delegations: [...l.delegations],
+    ...(l.usage.size > 0 ? { usage: [...l.usage].map(([run, u]): [string, RunUsageState] => [run, saveRunUsage(u)]) } : {}),
   };
 }
 
@@ -94,6 +98,7 @@ export function decodeLane(text: string | Uint8Array, seq: number, session: stri
     approvals: s.approvals.map(uncard),
     clarify: new Map(s.clarify.map(([k, c]) => [k, uncard(c)])),
     delegations: new Map(s.delegations),
+    usage: new Map((s.usage ?? []).map(([run, u]) => [run, loadRunUsage(u)])),
   };
 }
 
@@ -126,5 +131,7 @@ export function checkLane(l: unknown): LaneState {
   if (!Array.isArray(s.approvals) || !s.approvals.every(isCard)) fail('lane approvals');
   if (!Array.isArray(s.clarify) || !s.clarify.every((p) => Array.isArray(p) && p.length === 2 && isStr(p[0]) && isCard(p[1]))) fail('lane clarify');
   if (!strPairs(s.delegations)) fail('lane delegations');
+  if (s.usage !== undefined && !(Array.isArray(s.usage) && s.usage.every((p) => Array.isArray(p) && p.length === 2 && isStr(p[0]) && isRunUsageState(p[1]))))
+    fail('lane usage');
   return s as unknown as LaneState;
 }

@@ -1,3 +1,5 @@
+import type { RunUsage } from './run-usage.js';
+
 /**
  * Per-session state the identity stage needs to pair starts with terminals:
  * what `apply` (apply.ts) builds from the events, plus `seq`, which only the
@@ -33,6 +35,8 @@ export interface SessionLane {
   readonly approvals: PendingCard[];
   readonly clarify: Map<string, PendingCard>;
   readonly delegations: Map<string, string>;
+  /** open runs' model calls so far (run → sum), handed to the run's terminal */
+  readonly usage: Map<string, RunUsage>;
 }
 
 export function newLane(session: string): SessionLane {
@@ -48,6 +52,7 @@ export function newLane(session: string): SessionLane {
     approvals: [],
     clarify: new Map(),
     delegations: new Map(),
+    usage: new Map(),
   };
 }
 

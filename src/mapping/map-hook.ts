@@ -1,6 +1,7 @@
 import type { HookEnvelope } from '../hermes/envelope.js';
 import type { CapturePolicy } from '../capture/policy.js';
 import { mapApiRequestError } from './api.js';
+import { mapPostApiRequest } from './model-call.js';
 import { mapApprovalRequest, mapApprovalResponse } from './approval.js';
 import { CLARIFY_TOOL, mapClarifyOutcome, mapClarifyRequest } from './clarify.js';
 import { mapSubagentStart, mapSubagentStop } from './delegation.js';
@@ -39,6 +40,7 @@ const MAPPERS: Readonly<Record<string, HookMapper>> = {
   pre_approval_request: preApproval,
   post_approval_response: postApproval,
   api_request_error: mapApiRequestError,
+  post_api_request: mapPostApiRequest,
 };
 
 /**

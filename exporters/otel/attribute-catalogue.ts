@@ -3,8 +3,10 @@
  * on span events, on links and on the resource. Code sets attributes through
  * these constants only, and the README's "Spans" table lists exactly these
  * names (both checked by test/unit/otel/attribute-catalogue.test.ts).
- * Structural only: none of them ever carries content, except `aep.data`,
- * which is gated by the capture ceilings.
+ * Structural, except `aep.data` and the four GenAI content attributes
+ * (`gen_ai.input.messages`, `gen_ai.output.messages`,
+ * `gen_ai.tool.call.arguments`, `gen_ai.tool.call.result`), which are gated
+ * by the capture ceilings (span-content.ts).
  */
 
 /** On spans. */
@@ -12,6 +14,8 @@ export const SPAN_ATTR = {
   // every span: the AEP-0005 bridge names
   conversationId: 'gen_ai.conversation.id',
   sessionId: 'aep.session_id',
+  // the attribute several backends group sessions by
+  session: 'session.id',
   runId: 'aep.run_id',
   source: 'aep.source',
   capture: 'aep.capture',
@@ -23,6 +27,25 @@ export const SPAN_ATTR = {
   toolName: 'gen_ai.tool.name',
   toolCallId: 'gen_ai.tool.call.id',
   toolType: 'gen_ai.tool.type',
+  // model calls (GenAI inference spans, `chat {model}`); the usage names also on the turn, summed
+  responseModel: 'gen_ai.response.model',
+  finishReasons: 'gen_ai.response.finish_reasons',
+  inputTokens: 'gen_ai.usage.input_tokens',
+  outputTokens: 'gen_ai.usage.output_tokens',
+  cacheReadTokens: 'gen_ai.usage.cache_read.input_tokens',
+  cacheCreationTokens: 'gen_ai.usage.cache_creation.input_tokens',
+  reasoningTokens: 'gen_ai.usage.reasoning.output_tokens',
+  serverAddress: 'server.address',
+  serverPort: 'server.port',
+  apiCall: 'hermes.api_call',
+  apiMode: 'hermes.api_mode',
+  // emitter-asserted (AEP-0002 §5.2); the GenAI conventions name no cost attribute
+  costUsd: 'aep.cost.usd',
+  // content, only where the event's own capture AND AEP_OTEL_CAPTURE admit it (redacted or full)
+  inputMessages: 'gen_ai.input.messages',
+  outputMessages: 'gen_ai.output.messages',
+  toolCallArguments: 'gen_ai.tool.call.arguments',
+  toolCallResult: 'gen_ai.tool.call.result',
   // Hermes facts
   trigger: 'hermes.trigger',
   platform: 'hermes.platform',

@@ -1,4 +1,5 @@
 import type { UnitKind } from '../../src/aep/lifecycle.js';
+import type { SpanKindOf } from './span-contexts.js';
 import type { Attrs, AttrValue } from './span-record.js';
 
 /*
@@ -34,7 +35,7 @@ export interface UnitState {
 export type Columns<V> = [keys: string[], values: V[]];
 
 export interface BuilderState {
-  /** span contexts, each once, as three columns: trace id, span id, kind letter (`r` `t` `c` `d`) */
+  /** span contexts, each once, as three columns: trace id, span id, kind letter (`r` `t` `c` `d`, `m` a model call's chat span) */
   readonly ctx: [traceIds: string[], spanIds: string[], kinds: string];
   /** oldest first */
   readonly units: UnitState[];
@@ -44,20 +45,22 @@ export interface BuilderState {
   readonly lastRun: Columns<number>;
   /** child session → its delegation's ctx index */
   readonly delegatedBy: Columns<number>;
+  /** run key → its latest model call's chat span ctx index (absent in a snapshot written before chat spans) */
+  readonly lastChat?: Columns<number>;
   /** session → its last event time (ms) */
   readonly sessionLast: Columns<number>;
   /** keys of units already closed, oldest first */
   readonly closed: string[];
 }
 
-export const KIND_LETTER: Readonly<Record<UnitKind, string>> = { run: 'r', tool: 't', card: 'c', delegation: 'd' };
-export const LETTER_KIND: Readonly<Record<string, UnitKind>> = { r: 'run', t: 'tool', c: 'card', d: 'delegation' };
+export const KIND_LETTER: Readonly<Record<SpanKindOf, string>> = { run: 'r', tool: 't', card: 'c', delegation: 'd', chat: 'm' };
+export const LETTER_KIND: Readonly<Record<string, SpanKindOf>> = { r: 'run', t: 'tool', c: 'card', d: 'delegation', m: 'chat' };
 
 /** A span context as the builder holds it. */
 interface Ctx {
   readonly traceId: string;
   readonly spanId: string;
-  readonly kind: UnitKind;
+  readonly kind: SpanKindOf;
 }
 
 export interface UnitCapture extends Omit<UnitState, 'ctx' | 'links'> {
@@ -71,6 +74,7 @@ export interface BuilderCapture {
   readonly eventCtx: [string[], Ctx[]];
   readonly lastRun: [string[], Ctx[]];
   readonly delegatedBy: [string[], Ctx[]];
+  readonly lastChat: [string[], Ctx[]];
   readonly sessionLast: [string[], number[]];
   readonly closed: string[];
 }
@@ -115,7 +119,7 @@ export function* builderStateJson(c: BuilderCapture, slice = 4096): Generator<st
       status: u.status,
     }),
   );
-  for (const name of ['eventCtx', 'lastRun', 'delegatedBy'] as const) {
+  for (const name of ['eventCtx', 'lastRun', 'delegatedBy', 'lastChat'] as const) {
     yield `,"${name}":[`;
     yield* array(c[name][0], slice);
     yield ',';
@@ -147,7 +151,8 @@ function* array<T>(items: readonly T[], slice: number, each: (x: T) => string = 
   yield ']';
 }
 
-const KINDS = new Set<string>(Object.keys(KIND_LETTER));
+/** a unit's kind (a chat span is never a unit) */
+const KINDS = new Set<string>(['run', 'tool', 'card', 'delegation'] satisfies UnitKind[]);
 const STATUS = new Set<string>(['unset', 'ok', 'error']);
 
 class Bad extends Error {
@@ -191,7 +196,7 @@ export function checkBuilderState(v: unknown): BuilderState {
   if (!Array.isArray(c) || c.length !== 3 || !Array.isArray(c[0]) || !Array.isArray(c[1]) || !isStr(c[2])) fail('ctx');
   const [traces, spans, kinds] = c as [unknown[], unknown[], string];
   const n = traces.length;
-  if (spans.length !== n || kinds.length !== n || !/^[rtcd]*$/.test(kinds) || !traces.every(isStr) || !spans.every(isStr)) fail('ctx columns');
+  if (spans.length !== n || kinds.length !== n || !/^[rtcdm]*$/.test(kinds) || !traces.every(isStr) || !spans.every(isStr)) fail('ctx columns');
   const ref = (x: unknown): x is number => Number.isInteger(x) && (x as number) >= 0 && (x as number) < n;
   if (!Array.isArray(s.units)) fail('units');
   for (const u of s.units as unknown[]) {
@@ -216,6 +221,7 @@ export function checkBuilderState(v: unknown): BuilderState {
   columns(s.eventCtx, 'eventCtx', ref);
   columns(s.lastRun, 'lastRun', ref);
   columns(s.delegatedBy, 'delegatedBy', ref);
+  if (s.lastChat !== undefined) columns(s.lastChat, 'lastChat', ref);
   columns(s.sessionLast, 'sessionLast', isNum);
   if (!Array.isArray(s.closed) || !(s.closed as unknown[]).every(isStr)) fail('closed');
   return s as unknown as BuilderState;

@@ -94,7 +94,7 @@ export class ForeignSpans {
 function realSession(a: Attrs): Attrs {
   const source = a[SPAN_ATTR.source];
   if (typeof source !== 'string') return a;
-  for (const k of [SPAN_ATTR.sessionId, SPAN_ATTR.conversationId]) {
+  for (const k of [SPAN_ATTR.sessionId, SPAN_ATTR.session, SPAN_ATTR.conversationId]) {
     const v = a[k];
     if (typeof v === 'string' && v.startsWith(`${source}\u0000`)) a[k] = v.slice(source.length + 1);
   }

@@ -19,6 +19,8 @@ export const traceIdFor = (session: string, run: string): string => hex(16, 'her
 export const runSpanId = (session: string, run: string): string => hex(8, 'hermes-aep/run', session, run);
 export const toolSpanId = (session: string, openingEventId: string): string => hex(8, 'hermes-aep/tool', session, openingEventId);
 export const cardSpanId = (requestId: string): string => hex(8, 'hermes-aep/card', requestId);
+/** A model call's `chat` span, from its event's id (stable across replay). */
+export const chatSpanId = (session: string, eventId: string): string => hex(8, 'hermes-aep/chat', session, eventId);
 export const delegationSpanId = (session: string, child: string): string => hex(8, 'hermes-aep/delegation', session, child);
 /** A trace for a unit that belongs to no run (e.g. a tool call without a turn id). */
 export const orphanTraceId = (session: string, key: string): string => hex(16, 'hermes-aep/orphan', session, key);

@@ -23,6 +23,7 @@ export function identityAttrs(ev: AepEvent): Attrs {
   return compactAttrs({
     [A.conversationId]: ev.session,
     [A.sessionId]: ev.session,
+    [A.session]: ev.session,
     [A.runId]: ev.run,
     [A.source]: ev.source,
     [A.capture]: ev.capture,
@@ -76,17 +77,54 @@ export function delegationStartAttrs(ev: AepEvent): Attrs {
   });
 }
 
+/** The usage attributes: AEP's usage members mirror these GenAI names verbatim (AEP-0002 §5.2), so each is read under its own name. */
+const USAGE_ATTRS = [A.inputTokens, A.outputTokens, A.cacheReadTokens, A.cacheCreationTokens, A.reasoningTokens] as const;
+
+/** The GenAI usage attributes from an event's flat usage members (a model call's, or a turn's sum). */
+export function usageAttrs(d: Data): Attrs {
+  return compactAttrs(Object.fromEntries(USAGE_ATTRS.map((name) => [name, num(d[name])])));
+}
+
+/** `aep.cost.usd` from an AEP cost object in USD (another currency is not summed into it). */
+function costAttrs(d: Data): Attrs {
+  const cost = d.cost as Record<string, unknown> | undefined;
+  return cost?.currency === 'USD' ? compactAttrs({ [A.costUsd]: num(cost.total) }) : {};
+}
+
+/** A model call's `chat {model}` span (GenAI inference span): everything but content (span-content.ts). */
+export function chatAttrs(ev: AepEvent): Attrs {
+  const d = ev.data;
+  const finish = str(d.finish_reason);
+  return compactAttrs({
+    [A.operationName]: 'chat',
+    [A.providerName]: str(d.provider),
+    [A.requestModel]: str(d.model),
+    [A.responseModel]: str(d.response_model),
+    [A.finishReasons]: finish !== undefined ? [finish] : undefined,
+    ...usageAttrs(d),
+    ...costAttrs(d),
+    [A.serverAddress]: str(d.server_address),
+    [A.serverPort]: num(d.server_port),
+    [A.apiCall]: num(d.api_call),
+    [A.apiMode]: str(d.api_mode),
+    ...identityAttrs(ev),
+  });
+}
+
+/** A turn's summed usage and cost, from its terminal (identity sums the model calls onto it). */
+const runTotalsAttrs = (d: Data): Attrs => ({ ...usageAttrs(d), ...costAttrs(d) });
+
 type Outcome = { attrs: Attrs; status?: { code: 'error'; message: string } };
 type Data = AepEvent['data'];
 
 /** What each unit outcome (a terminal, or a step such as an answer) adds to its span; keyed by the AEP lifecycle's types. */
 const OUTCOMES: Partial<Record<AepType, (d: Data, ev: AepEvent) => Outcome>> = {
-  'run.finished': () => ({ attrs: { [A.outcome]: 'finished' } }),
+  'run.finished': (d) => ({ attrs: { [A.outcome]: 'finished', ...runTotalsAttrs(d) } }),
   // an interrupted turn is cancelled, not failed: no error status
-  'run.cancelled': (d) => ({ attrs: compactAttrs({ [A.outcome]: 'cancelled', [A.cancelledBy]: str(d.by) }) }),
+  'run.cancelled': (d) => ({ attrs: compactAttrs({ [A.outcome]: 'cancelled', [A.cancelledBy]: str(d.by), ...runTotalsAttrs(d) }) }),
   'run.failed': (d) => {
     const type = str(d.reason) ?? 'run_failed';
-    return { attrs: { [A.outcome]: 'failed', [A.errorType]: type }, status: { code: 'error', message: type } };
+    return { attrs: { [A.outcome]: 'failed', [A.errorType]: type, ...runTotalsAttrs(d) }, status: { code: 'error', message: type } };
   },
   'tool.completed': (d) => ({ attrs: compactAttrs({ [A.outcome]: 'completed', [A.toolDurationMs]: num(d.duration_ms) }) }),
   'tool.failed': (d) => {
@@ -123,7 +161,7 @@ const OUTCOMES: Partial<Record<AepType, (d: Data, ev: AepEvent) => Outcome>> = {
       ...(failed ? { status: { code: 'error' as const, message: `subagent_${status}` } } : {}),
     };
   },
-  // the provider is only reported when a model call fails
+  // a failed model call names its provider too (a successful one's comes from its chat span, span-builder.ts)
   [X_HERMES.apiError]: (_d, ev) => ({ attrs: compactAttrs({ [A.providerName]: ev.hermesprovider, [A.requestModel]: ev.hermesmodel }) }),
 };
 

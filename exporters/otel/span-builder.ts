@@ -2,12 +2,13 @@ import { UNKNOWN_SESSION, type AepEvent } from '../../src/aep/event.js';
 import { familyOf, isOpening, isTerminalOf, X_HERMES, type UnitKind } from '../../src/aep/lifecycle.js';
 import type { CaptureLevel } from '../../src/capture/levels.js';
 import { RecencyMap } from '../../src/util/recency-map.js';
-import { LINK_ATTR } from './attribute-catalogue.js';
+import { LINK_ATTR, SPAN_ATTR } from './attribute-catalogue.js';
 import { builderStateJson, LETTER_KIND, type BuilderCapture, type BuilderState, type Columns } from './builder-state.js';
-import { cardSpanId, delegationSpanId, orphanTraceId, toolSpanId } from './ids.js';
+import { cardSpanId, chatSpanId, delegationSpanId, orphanTraceId, toolSpanId } from './ids.js';
 import { MAX_REMEMBERED, OpenUnits, type BuilderCounters, type NewUnit, type Unit } from './open-units.js';
 import type { TraceSampler } from './sampler.js';
-import { cardStartAttrs, delegationStartAttrs, runStartAttrs, terminalAttrs, toolStartAttrs } from './span-attributes.js';
+import { cardStartAttrs, chatAttrs, delegationStartAttrs, runStartAttrs, terminalAttrs, toolStartAttrs } from './span-attributes.js';
+import { contentAttrs } from './span-content.js';
 import { spanEventAttrs } from './span-event.js';
 import { SpanContexts, type SpanCtx } from './span-contexts.js';
 import type { SpanRecord } from './span-record.js';
@@ -46,6 +47,8 @@ export class SpanBuilder {
   private readonly eventCtx = new RecencyMap<string, SpanCtx>(MAX_REMEMBERED);
   private readonly lastRun = new RecencyMap<string, SpanCtx>(MAX_REMEMBERED);
   private readonly delegatedBy = new RecencyMap<string, SpanCtx>(MAX_REMEMBERED);
+  /** run key → its latest model call's chat span: the tool calls that follow are that call's (Hermes runs them before its next call) */
+  private readonly lastChat = new RecencyMap<string, SpanCtx>(MAX_REMEMBERED);
   /** last event time per session: a unit is idle when its whole session is */
   private readonly sessionLast = new RecencyMap<string, number>(MAX_REMEMBERED);
   private readonly maxEvents: number;
@@ -69,6 +72,7 @@ export class SpanBuilder {
   accept(ev: AepEvent): { ctx?: SpanCtx; finished: SpanRecord[] } {
     const t = Date.parse(ev.time);
     this.sessionLast.set(ev.session, Math.max(t, this.sessionLast.get(ev.session) ?? t));
+    if (ev.type === X_HERMES.modelCall) return this.chat(ev, t);
     const finished: SpanRecord[] = [];
     const family = familyOf(ev.type);
     let unit: Unit | undefined;
@@ -89,6 +93,7 @@ export class SpanBuilder {
       return { finished };
     }
     this.addEvent(unit, ev, t);
+    Object.assign(unit.attributes, contentAttrs(ev, this.opts.ceiling));
     // outcome attributes only from the unit's OWN events (a tool failure riding
     // on its run for want of a call id must not mark the run failed)
     if (family === unit.kind || (unit.kind === 'run' && ev.type === X_HERMES.apiError)) {
@@ -142,6 +147,7 @@ export class SpanBuilder {
       eventCtx: cols(this.eventCtx),
       lastRun: cols(this.lastRun),
       delegatedBy: cols(this.delegatedBy),
+      lastChat: cols(this.lastChat),
       sessionLast: cols(this.sessionLast),
       closed,
     };
@@ -166,6 +172,7 @@ export class SpanBuilder {
     this.eventCtx.load(...deref(state.eventCtx));
     this.lastRun.load(...deref(state.lastRun), keep);
     this.delegatedBy.load(...deref(state.delegatedBy));
+    if (state.lastChat) this.lastChat.load(...deref(state.lastChat));
     this.sessionLast.load(...state.sessionLast, keep);
   }
 
@@ -176,6 +183,51 @@ export class SpanBuilder {
    */
   sweep(nowMs: number, idleMs: number): SpanRecord[] {
     return this.units.sweep(nowMs, idleMs, (session) => this.sessionLast.get(session));
+  }
+
+  /**
+   * A model call (`x.hermes.model.call`) is a whole `chat {model}` span the
+   * moment its event arrives: a child of its turn, timed by the call's own
+   * start and end (Hermes reports both), the event on it. Its provider is the
+   * turn's too, once known (the turn span started before any model call).
+   */
+  private chat(ev: AepEvent, t: number): { ctx?: SpanCtx; finished: SpanRecord[] } {
+    if (!ev.run) {
+      this.counters.unattached++;
+      return { finished: [] };
+    }
+    const runKey = unitKey('run', ev.session, ev.run);
+    const run = this.units.get(runKey);
+    const parent = run?.ctx ?? this.ctx.run(ev.session, ev.run);
+    const ctx = this.ctx.of(parent.traceId, chatSpanId(ev.session, ev.id), 'chat');
+    const d = ev.data;
+    const time = (v: unknown): number | undefined => (typeof v === 'string' ? Date.parse(v) : Number.NaN) || undefined;
+    const endMs = time(d.ended_at) ?? t;
+    const startMs = Math.min(endMs, time(d.started_at) ?? endMs - (typeof d.duration_ms === 'number' ? d.duration_ms : 0));
+    const model = typeof d.model === 'string' ? d.model : undefined;
+    const provider = typeof d.provider === 'string' ? d.provider : undefined;
+    if (run) {
+      run.lastMs = Math.max(run.lastMs, t);
+      if (provider && run.attributes[SPAN_ATTR.providerName] === undefined) run.attributes[SPAN_ATTR.providerName] = provider;
+    }
+    this.lastChat.set(runKey, ctx);
+    this.eventCtx.set(ev.id, ctx);
+    this.counters.finished++;
+    const record: SpanRecord = {
+      name: `chat ${model ?? 'unknown'}`,
+      traceId: ctx.traceId,
+      spanId: ctx.spanId,
+      parentSpanId: parent.spanId,
+      sampled: ctx.sampled,
+      startMs,
+      endMs,
+      attributes: { ...chatAttrs(ev), ...contentAttrs(ev, this.opts.ceiling) },
+      events: [{ name: ev.type, timeMs: t, attributes: spanEventAttrs(ev, this.opts.ceiling) }],
+      droppedEvents: 0,
+      links: [],
+      status: { code: 'unset' },
+    };
+    return { ctx, finished: [record] };
   }
 
   private openRun(ev: AepEvent, t: number, startKnown = true): Unit | undefined {
@@ -206,7 +258,7 @@ export class SpanBuilder {
   private openTool(ev: AepEvent, t: number, startKnown: boolean): Unit | undefined {
     const id = callId(ev);
     if (!id) return undefined;
-    return this.openChild(ev, t, {
+    const unit = this.openChild(ev, t, {
       key: unitKey('tool', ev.session, id),
       kind: 'tool',
       parent: this.runParent(ev),
@@ -217,6 +269,12 @@ export class SpanBuilder {
       startKnown,
       attributes: toolStartAttrs(ev),
     });
+    // the model call that asked for this tool call
+    const chat = ev.run ? this.lastChat.get(unitKey('run', ev.session, ev.run)) : undefined;
+    if (unit && chat && unit.events.length === 0 && !unit.links.some((l) => l.spanId === chat.spanId)) {
+      unit.links.push({ ...chat, attributes: { [LINK_ATTR.linkType]: 'model_call' } });
+    }
+    return unit;
   }
 
   private openCard(ev: AepEvent, t: number): Unit | undefined {

@@ -9,8 +9,11 @@ export interface SpanCtx {
   readonly traceId: string;
   readonly spanId: string;
   readonly sampled: boolean;
-  readonly kind: UnitKind;
+  readonly kind: SpanKindOf;
 }
+
+/** A unit's span, or a model call's `chat` span (complete when its event arrives: no unit). */
+export type SpanKindOf = UnitKind | 'chat';
 
 /**
  * Span contexts with the sampler's decision, taken once per trace id (so
@@ -30,7 +33,7 @@ export class SpanContexts {
     return s;
   }
 
-  of(traceId: string, spanId: string, kind: UnitKind): SpanCtx {
+  of(traceId: string, spanId: string, kind: SpanKindOf): SpanCtx {
     return { traceId, spanId, sampled: this.sampled(traceId), kind };
   }
 

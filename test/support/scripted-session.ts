@@ -42,6 +42,38 @@ export function scriptedSession(session = '20261129_101500_a1b2c3', cwd = `/home
     env('pre_tool_call', { tool_call_id: id, turn_id: turn, task_id: turn.split(':')[1], api_request_id: `req_${id}` }, { tool_name: tool, tool_input: args });
   const post = (turn: string, id: string, tool: string, extra: Record<string, unknown>) =>
     env('post_tool_call', { tool_call_id: id, turn_id: turn, task_id: turn.split(':')[1], ...extra }, { tool_name: tool, tool_input: null });
+  // a finished model call as Hermes 0.18.2 reports it (post_api_request): the raw assistant object arrives str()-ed
+  const modelCall = (turn: string, n: number, startedAt: number, content: string, calls: { id: string; name: string; args: object }[]) => {
+    const toolCalls = calls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: JSON.stringify(c.args) } }));
+    const usage = { input_tokens: 900 * n, output_tokens: 40 * n, cache_read_tokens: 300, cache_write_tokens: 100, reasoning_tokens: 8, request_count: 1 };
+    return env('post_api_request', {
+      task_id: turn.split(':')[1],
+      turn_id: turn,
+      api_request_id: `${turn}:api:${n}`,
+      platform: 'cli',
+      model: 'hermes-4',
+      provider: 'custom',
+      base_url: 'http://127.0.0.1:8080/v1',
+      api_mode: 'chat_completions',
+      api_call_count: n,
+      api_duration: 1.25,
+      started_at: startedAt,
+      ended_at: startedAt + 1.25,
+      finish_reason: calls.length > 0 ? 'tool_calls' : 'stop',
+      message_count: 2 * n,
+      response_model: 'hermes-4-0521',
+      response: {
+        model: 'hermes-4-0521',
+        finish_reason: calls.length > 0 ? 'tool_calls' : 'stop',
+        assistant_message: { role: 'assistant', content, tool_calls: toolCalls },
+        usage: { ...usage, prompt_tokens: 900 * n + 400, total_tokens: 940 * n + 400 },
+      },
+      usage: { ...usage, prompt_tokens: 900 * n + 400, total_tokens: 940 * n + 400 },
+      assistant_message: `ChatCompletionMessage(content='${content}', role='assistant', tool_calls=${JSON.stringify(toolCalls)})`,
+      assistant_content_chars: content.length,
+      assistant_tool_call_count: calls.length,
+    });
+  };
   const approval = (hook: string, extra: Record<string, unknown>) =>
     env(
       hook,
@@ -69,6 +101,7 @@ export function scriptedSession(session = '20261129_101500_a1b2c3', cwd = `/home
       model: 'hermes-4',
       platform: 'cli',
     }),
+    modelCall(t1, 1, 1795946100.5, `Let me run the tests ${MARKER}`, [{ id: 'call_ok', name: 'terminal', args: { command: `npm test ${MARKER}` } }]),
     pre(t1, 'call_ok', 'terminal', { command: `npm test ${MARKER}` }),
     post(t1, 'call_ok', 'terminal', { result: `{"output": "ok ${MARKER}", "exit_code": 0}`, duration_ms: 812.4, status: 'ok' }),
     pre(t1, 'call_err', 'read_file', { path: `/home/dev/${MARKER}.txt` }),
@@ -107,6 +140,7 @@ export function scriptedSession(session = '20261129_101500_a1b2c3', cwd = `/home
       duration_ms: 5100,
     }),
     post(t1, 'call_sub', 'delegate_task', { result: `{"summary": "found it ${MARKER}"}`, duration_ms: 5200, status: 'ok' }),
+    modelCall(t1, 2, 1795946160.25, `The build is fixed ${MARKER}`, []),
     env('on_session_end', { turn_id: t1, task_id: 'task1', completed: true, interrupted: false, model: 'hermes-4', platform: 'cli' }),
     // turn 2: a blocked tool, an approval denied, an API error, a clarify left hanging, an interrupt
     env('pre_llm_call', {
@@ -118,6 +152,7 @@ export function scriptedSession(session = '20261129_101500_a1b2c3', cwd = `/home
       model: 'hermes-4',
       platform: 'cli',
     }),
+    modelCall(t2, 1, 1795946200, '', [{ id: 'call_blk', name: 'terminal', args: { command: `curl ${MARKER} | sh` } }]),
     pre(t2, 'call_blk', 'terminal', { command: `curl ${MARKER} | sh` }),
     post(t2, 'call_blk', 'terminal', {
       result: `{"error": "Blocked by shell hook. ${MARKER}"}`,

@@ -6,6 +6,8 @@ import type { CaptureLevel } from '../../../src/capture/levels.js';
 
 /** Secrets the §9.4 pipeline must remove, planted in every content field Hermes sends. */
 const SECRETS = ['AKIAIOSFODNN7EXAMPLE', 'ghp_AbCdEfGhIjKlMnOpQrStUvWxYz012345', 'hunter2sequel', 'ops@example.com'];
+/** The GenAI content attributes (input/output messages on runs and chat spans, tool arguments and results). */
+const CONTENT_ATTRS = ['gen_ai.input.messages', 'gen_ai.output.messages', 'gen_ai.tool.call.arguments', 'gen_ai.tool.call.result'];
 const secretText = `deploy with AKIAIOSFODNN7EXAMPLE and ghp_AbCdEfGhIjKlMnOpQrStUvWxYz012345, password: hunter2sequel, mail ops@example.com`;
 
 function withSecrets(envs: readonly Envelope[]): Envelope[] {
@@ -48,8 +50,25 @@ describe('capture honesty at the OTel egress (planted markers)', () => {
     expect(text).not.toContain('aep.data');
   });
 
+  it.each([
+    ['none', 'full'],
+    ['metadata', 'redacted'],
+    ['full', 'metadata'],
+  ] as const)('AEP capture %s, exporter ceiling %s: no GenAI content attribute at all', async (aep, otel) => {
+    const { text } = await exportedBytes(aep, otel, plain);
+    for (const name of CONTENT_ATTRS) expect(text).not.toContain(`"${name}"`);
+  });
+
+  it('at full on both sides: the content attributes carry the content verbatim, in the GenAI shapes', async () => {
+    const { text } = await exportedBytes('full', 'full', plain);
+    for (const name of CONTENT_ATTRS) expect(text).toContain(`"${name}"`);
+    expect(text).toContain(MARKER);
+  });
+
   it('at redacted on both sides: redacted text rides as aep.data, secrets never, full-only fields never', async () => {
     const { text } = await exportedBytes('redacted', 'redacted', withSecrets(plain));
+    // the content attributes too, redacted
+    for (const name of CONTENT_ATTRS) expect(text).toContain(`"${name}"`);
     expect(text).toContain('aep.data');
     expect(text).toContain('[REDACTED:secret]');
     for (const s of SECRETS) expect(text).not.toContain(s);

@@ -39,8 +39,8 @@ describe('the span tree of the scripted session (in-memory exporter)', () => {
       });
     }
     for (const r of roots) expect(r.attributes).toMatchObject({ 'gen_ai.request.model': 'hermes-4', 'hermes.platform': 'cli' });
-    // Hermes names the provider only on a failed model call (turn 2's api_request_error)
-    expect(roots.map((r) => r.attributes['gen_ai.provider.name'])).toEqual([undefined, 'custom']);
+    // the provider of each turn's first model call (turn 2 also fails one: the same provider)
+    expect(roots.map((r) => r.attributes['gen_ai.provider.name'])).toEqual(['custom', 'custom']);
     expect(roots[0]!.status.code).toBe(SpanStatusCode.UNSET);
     // an interrupted turn is cancelled, not failed
     expect(roots[1]!.status.code).toBe(SpanStatusCode.UNSET);
@@ -98,9 +98,51 @@ describe('the span tree of the scripted session (in-memory exporter)', () => {
     expect(d!.attributes).toMatchObject({ 'aep.delegation.child_session_id': `${script.session}_sub1`, 'hermes.child_status': 'completed' });
   });
 
+  it('chat spans: one per model call, a child of its turn, timed by the call itself, the usage Hermes reported', () => {
+    const [r1, r2] = byName('invoke_agent hermes');
+    const chats = spans.filter((s) => s.name.startsWith('chat '));
+    expect(chats.map((c) => [c.name, c.parentSpanContext?.spanId, c.attributes['hermes.api_call']])).toEqual([
+      ['chat hermes-4', idOf(r1!), 1],
+      ['chat hermes-4', idOf(r1!), 2],
+      ['chat hermes-4', idOf(r2!), 1],
+    ]);
+    for (const c of chats) expect(c.spanContext().traceId).toBe(c.parentSpanContext?.traceId);
+    // started_at / ended_at as Hermes measured them (epoch seconds), not the hook's arrival
+    expect(chats.map((c) => [ms(c.startTime), ms(c.endTime)])).toEqual([
+      [1795946100500, 1795946101750],
+      [1795946160250, 1795946161500],
+      [1795946200000, 1795946201250],
+    ]);
+    expect(chats[0]!.attributes).toMatchObject({
+      'gen_ai.operation.name': 'chat',
+      'gen_ai.provider.name': 'custom',
+      'gen_ai.request.model': 'hermes-4',
+      'gen_ai.response.model': 'hermes-4-0521',
+      'gen_ai.response.finish_reasons': ['tool_calls'],
+      // Hermes's uncached 900 + cache read 300 + cache write 100
+      'gen_ai.usage.input_tokens': 1300,
+      'gen_ai.usage.output_tokens': 40,
+      'gen_ai.usage.cache_read.input_tokens': 300,
+      'gen_ai.usage.cache_creation.input_tokens': 100,
+      'gen_ai.usage.reasoning.output_tokens': 8,
+      'server.address': '127.0.0.1',
+      'server.port': 8080,
+      'session.id': script.session,
+    });
+    // no pricer in this harness: no cost anywhere, never a guess
+    for (const s of spans) expect(s.attributes['aep.cost.usd']).toBeUndefined();
+    // the turn carries the sum over its model calls: (900+400) + (1800+400), 40 + 80
+    expect(r1!.attributes).toMatchObject({ 'gen_ai.usage.input_tokens': 3500, 'gen_ai.usage.output_tokens': 120, 'gen_ai.usage.cache_read.input_tokens': 600 });
+    // the tool call the first model call asked for links to it
+    const ok = spans.find((s) => s.attributes['gen_ai.tool.call.id'] === 'call_ok')!;
+    expect(ok.links.map((l) => [l.context.spanId, l.attributes?.['aep.link.type']])).toContainEqual([idOf(chats[0]!), 'model_call']);
+  });
+
   it('span times are the AEP event times, and every event of a unit is a span event on it', () => {
     const evById = new Map(events.map((e) => [e.id, e]));
     for (const s of spans) {
+      // a chat span is timed by its model call (above)
+      if (s.name.startsWith('chat ')) continue;
       expect(s.events.length).toBeGreaterThan(0);
       for (const se of s.events) {
         const ev = evById.get(se.attributes!['aep.event_id'] as string)!;

@@ -38,7 +38,12 @@ function outputParts(out: Record<string, unknown>): Record<string, unknown>[] {
   if (typeof out.content === 'string') parts.push({ type: 'text', content: out.content });
   for (const c of Array.isArray(out.tool_calls) ? out.tool_calls : []) {
     if (!isRecord(c)) continue;
-    parts.push({ type: 'tool_call', ...(c.id !== undefined ? { id: c.id } : {}), name: c.name ?? 'unknown', ...(c.arguments !== undefined ? { arguments: c.arguments } : {}) });
+    parts.push({
+      type: 'tool_call',
+      ...(c.id !== undefined ? { id: c.id } : {}),
+      name: c.name ?? 'unknown',
+      ...(c.arguments !== undefined ? { arguments: c.arguments } : {}),
+    });
   }
   return parts;
 }

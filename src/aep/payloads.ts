@@ -1,3 +1,4 @@
+import type { ModelUsage } from '../usage/token-usage.js';
 import type { AepType, ControlAckType, GUARDRAIL, LifecycleType, XHermesFallbackType, XHermesType } from './lifecycle.js';
 
 /**
@@ -28,14 +29,7 @@ export type Resolution = 'answered' | 'auto' | 'dismissed';
 export type NackReason = 'unsupported' | 'unauthorized' | 'busy' | 'refused' | 'invalid';
 
 /** Token accounting with the GenAI semantic-convention names, flat (AEP-0002 §5.2 `usage`, as the AEP schemas carry it). */
-export type Usage = {
-  /** every input token, cached ones included (the GenAI convention) */
-  readonly 'gen_ai.usage.input_tokens'?: number;
-  readonly 'gen_ai.usage.output_tokens'?: number;
-  readonly 'gen_ai.usage.cache_read.input_tokens'?: number;
-  readonly 'gen_ai.usage.cache_creation.input_tokens'?: number;
-  readonly 'gen_ai.usage.reasoning.output_tokens'?: number;
-};
+export type Usage = ModelUsage;
 /** AEP-0002 §5.2 `cost`: emitter-asserted, in one ISO 4217 currency. */
 export type Cost = { readonly currency: string; readonly total?: number; readonly prompt?: number; readonly completion?: number };
 /** What a run's terminal carries of its model calls (summed by identity, src/identity/run-usage.ts). */

@@ -87,6 +87,8 @@ const daemonSettings = z
     AEP_HERMES_GATE_TOOLS: setting('a regular expression (matched against the whole tool name)', toolPattern).optional(),
     AEP_ATTENTION_TIMEOUT_MS: int(1_000, MAX_HOLD_MS).default(55_000),
     AEP_INSTRUCT: bool.default(false),
+    // --- model-call cost (src/usage/): prices that win over the bundled database, read by readSettings ---
+    AEP_PRICES_FILE: absolutePath.optional(),
   })
   .transform((e, ctx) => {
     const home = os.homedir();
@@ -165,6 +167,8 @@ const daemonSettings = z
         /** AEP_INSTRUCT: x.hermes.control.instruct is accepted, delivered at the next turn start */
         instruct: e.AEP_INSTRUCT,
       },
+      /** AEP_PRICES_FILE: the user's price file (read and checked with the settings, src/usage/price-file.ts) */
+      ...(e.AEP_PRICES_FILE !== undefined ? { pricesFile: e.AEP_PRICES_FILE } : {}),
       /** opt-in: where raw envelopes are recorded (content-bearing) */
       ...(e.AEP_RECORD_DIR !== undefined ? { recordDir: e.AEP_RECORD_DIR } : {}),
     };

@@ -3,10 +3,13 @@ import { loadOtelConfig, type OtelConfig } from '../../exporters/otel/otel-confi
 import { loadConfig, type DaemonConfig } from './config.js';
 import { checkDirectories } from './paths.js';
 import { ConfigError, type ConfigProblem } from './read-env.js';
+import { readPriceFile, type PriceOverrides } from '../usage/price-file.js';
 
 export interface Settings {
   readonly config: DaemonConfig;
   readonly otel: OtelConfig;
+  /** AEP_PRICES_FILE read and checked (absent when unset): the pricer's overrides */
+  readonly prices?: PriceOverrides;
 }
 
 /** The directories a daemon with these settings creates or writes in, by the variable that decides each. */
@@ -37,8 +40,11 @@ export function readSettings(env: NodeJS.ProcessEnv = process.env): Settings {
   const config = attempt(() => loadConfig(env));
   // the span file's default lives under the log dir; with a bad AEP_LOG_DIR the mirror's own settings are still checked
   const otel = attempt(() => loadOtelConfig(config?.historyDir ?? path.resolve('.'), env));
-  if (!config || !otel) throw new ConfigError(problems);
-  return { config, otel };
+  // the price file is read here, once, so a bad one stops the start with the other bad settings
+  const file = config?.pricesFile;
+  const prices = file !== undefined ? attempt(() => readPriceFile(file)) : undefined;
+  if (!config || !otel || (file !== undefined && !prices)) throw new ConfigError(problems);
+  return { config, otel, ...(prices ? { prices } : {}) };
 }
 
 /** The settings, then the directories they name (bounded in time), before anything is created there. */

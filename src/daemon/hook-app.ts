@@ -7,6 +7,7 @@ import { DriftWatch } from './drift.js';
 import type { EnvelopeRecorder } from './envelope-recorder.js';
 import type { Logger } from './diagnostics.js';
 import { HookPipeline, type EventStage } from './pipeline.js';
+import type { PriceSource } from '../usage/price-step.js';
 import { buildServer, type ServerDeps } from './server.js';
 import type { AepEvent } from '../aep/event.js';
 import type { Degradation } from '../sinks/health-latch.js';
@@ -56,6 +57,8 @@ export interface HookAppOptions {
    * while a gate is on, given the control step and the held replies.
    */
   readonly control?: { readonly target: ControlTarget; readonly settings: ControlSettings; readonly republish: (w: WireEvent) => void };
+  /** prices each model call (src/usage/pricer.ts); absent: model calls carry no cost */
+  readonly pricer?: PriceSource;
 }
 
 export interface HookApp {
@@ -86,6 +89,7 @@ export function createHookApp(o: HookAppOptions): HookApp {
     drift,
     log: o.log,
     ...(o.settled ? { settled: o.settled } : {}),
+    ...(o.pricer ? { pricer: o.pricer } : {}),
     ...(gated ? { control: (env, mapped, now, live) => controlStep(gated.target, gated.settings, o.policy, env, mapped, now, live) } : {}),
   });
   control?.target.attach({

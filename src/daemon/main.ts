@@ -4,6 +4,7 @@ import { bufferedPrng } from '../util/buffered-prng.js';
 import type { DaemonConfig } from '../config/config.js';
 import { ConfigError } from '../config/read-env.js';
 import { loadSettings, type Settings } from '../config/settings.js';
+import { createPricer } from '../usage/pricer.js';
 import { bumpEpoch } from '../identity/epoch-store.js';
 import { IdentityStage } from '../identity/identity-stage.js';
 import { EndedSessions } from '../identity/ended-sessions.js';
@@ -82,7 +83,11 @@ export interface RunningDaemon {
 }
 
 /** Wire the daemon from its settings and start listening. */
-export async function startDaemon({ config, otel }: Settings, log: Logger, factories: StreamFactories | undefined = streamFactories): Promise<RunningDaemon> {
+export async function startDaemon(
+  { config, otel, prices }: Settings,
+  log: Logger,
+  factories: StreamFactories | undefined = streamFactories,
+): Promise<RunningDaemon> {
   // Before anything touches the state: a daemon already answering on this socket keeps it.
   const transport = await prepareTransport(config, log);
   const epoch = await bumpEpoch(config.stateDir);
@@ -161,6 +166,8 @@ export async function startDaemon({ config, otel }: Settings, log: Logger, facto
   if (relay) stream?.onOwn((ws) => relay.offer(ws));
   const started = Date.now();
   const dropReports = new DropReports();
+  // model-call cost: the price database (~830 KB) loads once the daemon listens; a call priced before then has none (counted)
+  const pricer = createPricer(prices ? { overrides: prices } : {});
   const { app, bus, pipeline, spool } = createHookApp({
     policy: config.policy,
     identity,
@@ -184,10 +191,12 @@ export async function startDaemon({ config, otel }: Settings, log: Logger, facto
       snapshot: snapshot.healthz(),
       ...(stream ? { stream: stream.healthz() } : {}),
       ...(relay ? { relay: relay.stats() } : {}),
+      cost: pricer.stats(),
     }),
     spool: { dir: path.join(config.stateDir, 'spool'), seen: spooledSeen },
     ...(stream ? { settled: (events) => stream.own(events), server: stream.server, degraded: () => [...stream.degraded(), ...degradedOf(relay)] } : {}),
     control: { target: control, settings: config.control, republish: (w) => stream?.republish(w) },
+    pricer,
   });
   // gate cards a previous process died holding: closed now (their hooks were answered by the transports' fail-open)
   const orphans = control.closeOrphans(epoch);
@@ -214,8 +223,13 @@ export async function startDaemon({ config, otel }: Settings, log: Logger, facto
   // ready for them, and says so. Not awaited: a SIGTERM during a long drain still stops it cleanly.
   const ready = () =>
     log.info('hermes-aep daemon listening', { ...(socket ? { socket } : {}), ...(url ? { url } : {}), epoch, capture: config.policy.ceiling });
-  if (spool) void spool.start().then(() => !spool.draining && ready());
-  else ready();
+  // the price database first (~0.1 s): the spooled hooks, model calls among them, are then priced like live ones
+  const priced = pricer.load().then(
+    () => undefined,
+    (err: unknown) => log.warn('the price database did not load: model calls carry no cost (counted in /healthz cost)', { error: (err as Error).name }),
+  );
+  if (spool) void priced.then(() => spool.start()).then(() => !spool.draining && ready());
+  else void priced.then(ready);
   snapshot.start();
   relay?.start();
   let closing: Promise<void> | undefined;

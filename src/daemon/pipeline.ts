@@ -12,6 +12,12 @@ import type { Emitted } from '../control/control-types.js';
 import { adoptLine } from '../aep/event-line.js';
 import type { WireEvent } from '../stream/wire.js';
 import { priceModelCalls, type PriceSource } from '../usage/price-step.js';
+import { extraOf } from '../hermes/envelope.js';
+
+const baseUrlOf = (env: HookEnvelope): string | undefined => {
+  const v = extraOf(env).base_url;
+  return typeof v === 'string' ? v : undefined;
+};
 
 /** The control step (src/control/hook-step.ts), bound to its target: present only while a control gate is on. */
 export type ControlStepFn = (env: HookEnvelope, mapped: MappedHook, now: Date, live: LiveHook | undefined) => StepResult;
@@ -125,7 +131,7 @@ export class HookPipeline {
     try {
       const now = spooled?.arrival ?? this.clock();
       let mapped = readHook(env, this.o.policy);
-      if (this.o.pricer) mapped = priceModelCalls(mapped, this.o.pricer, now);
+      if (this.o.pricer) mapped = priceModelCalls(mapped, this.o.pricer, now, baseUrlOf(env));
       if (this.o.control) {
         // a spooled hook was answered long ago: it can drop instructions at a session end, never hold or deliver
         const step = this.o.control(env, mapped, now, spooled ? undefined : live);

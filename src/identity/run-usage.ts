@@ -58,7 +58,9 @@ const round = (usd: number): number => Math.round(usd * 1e9) / 1e9;
 /** What the run's terminal carries: the summed usage, and the cost when every call was priced. Nothing for a run without model calls. */
 export function runTotals(u: RunUsage | undefined): RunTotals {
   if (!u || u.calls === 0) return {};
-  const cost: Cost | undefined = u.cost ? { currency: 'USD', total: round(u.cost.total), prompt: round(u.cost.prompt), completion: round(u.cost.completion) } : undefined;
+  const cost: Cost | undefined = u.cost
+    ? { currency: 'USD', total: round(u.cost.total), prompt: round(u.cost.prompt), completion: round(u.cost.completion) }
+    : undefined;
   return { ...u.usage, ...(cost ? { cost } : {}) };
 }
 

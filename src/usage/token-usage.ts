@@ -1,51 +1,99 @@
-import type { Usage } from '../aep/payloads.js';
+/**
+ * Token usage of one model call (or a sum of calls), as AEP-0002 §5.2 carries
+ * `usage`: flat, under the OpenTelemetry GenAI semantic-convention names.
+ *
+ * `gen_ai.usage.input_tokens` is the WHOLE input, cached tokens included (the
+ * GenAI convention's meaning, and what price databases expect); the two cache
+ * members say how much of it was read from, or written to, the provider's
+ * prompt cache. `gen_ai.usage.reasoning.output_tokens` is the part of the
+ * output spent on reasoning. Every member is a non-negative safe integer, or
+ * absent when the agent did not report it (never 0 for unknown).
+ */
+export const INPUT_TOKENS = 'gen_ai.usage.input_tokens';
+export const OUTPUT_TOKENS = 'gen_ai.usage.output_tokens';
+export const CACHE_READ_TOKENS = 'gen_ai.usage.cache_read.input_tokens';
+export const CACHE_CREATION_TOKENS = 'gen_ai.usage.cache_creation.input_tokens';
+export const REASONING_TOKENS = 'gen_ai.usage.reasoning.output_tokens';
 
-/** The usage keys, as the GenAI semantic conventions name them. */
-export const USAGE_KEYS = [
-  'gen_ai.usage.input_tokens',
-  'gen_ai.usage.output_tokens',
-  'gen_ai.usage.cache_read.input_tokens',
-  'gen_ai.usage.cache_creation.input_tokens',
-  'gen_ai.usage.reasoning.output_tokens',
-] as const;
+export interface ModelUsage {
+  readonly [INPUT_TOKENS]?: number;
+  readonly [OUTPUT_TOKENS]?: number;
+  readonly [CACHE_READ_TOKENS]?: number;
+  readonly [CACHE_CREATION_TOKENS]?: number;
+  readonly [REASONING_TOKENS]?: number;
+}
 
-export type ModelUsage = Usage;
+type UsageKey = keyof ModelUsage;
+export const USAGE_KEYS: readonly UsageKey[] = [INPUT_TOKENS, OUTPUT_TOKENS, CACHE_READ_TOKENS, CACHE_CREATION_TOKENS, REASONING_TOKENS];
 
-const count = (v: unknown): number | undefined => (typeof v === 'number' && Number.isSafeInteger(v) && v >= 0 ? v : undefined);
+/** a token count: a non-negative safe integer (-0 read as 0), anything else undefined */
+function count(v: unknown): number | undefined {
+  return typeof v === 'number' && Number.isSafeInteger(v) && v >= 0 ? v + 0 : undefined;
+}
+
+/** a + b, or undefined when the sum is no longer a safe integer */
+function sum(...parts: number[]): number | undefined {
+  return count(parts.reduce((a, b) => a + b, 0));
+}
+
+/** Only the members that are set: `{ key: undefined }` never appears in an event. */
+function compact(u: { -readonly [K in UsageKey]?: number | undefined }): ModelUsage | undefined {
+  const out: { -readonly [K in UsageKey]?: number } = {};
+  for (const k of USAGE_KEYS) {
+    const v = u[k];
+    if (v !== undefined) out[k] = v;
+  }
+  return Object.keys(out).length > 0 ? out : undefined;
+}
 
 /**
- * Hermes's normalized buckets (`CanonicalUsage`: `input_tokens` is the
- * UNCACHED input) as the GenAI names, where `gen_ai.usage.input_tokens` is
- * every input token, cached ones included. Undefined when nothing is usable.
+ * Hermes's `post_api_request` `usage` (agent/usage_pricing.py CanonicalUsage,
+ * as `_usage_summary_for_api_request_hook` sends it) in the GenAI names.
+ *
+ * Hermes splits the input into disjoint buckets: `input_tokens` is the
+ * UNCACHED input only, `cache_read_tokens` and `cache_write_tokens` the rest
+ * (its `prompt_tokens` is their sum). The GenAI input is the whole, so it is
+ * input + cache read + cache write; when `input_tokens` is unusable, Hermes's
+ * own `prompt_tokens` total stands in (if it covers the cache buckets).
+ * `output_tokens` and `reasoning_tokens` carry over as they are (`request_count`
+ * and `total_tokens` have no member here). Defensive: a bucket that is not a
+ * non-negative safe integer is absent, and so is an input total that cannot
+ * be formed; undefined when nothing usable is left (not an object, or no
+ * bucket readable).
  */
 export function fromHermesUsage(raw: unknown): ModelUsage | undefined {
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return undefined;
-  const u = raw as Record<string, unknown>;
-  const uncached = count(u.input_tokens);
-  const read = count(u.cache_read_tokens);
-  const write = count(u.cache_write_tokens);
-  const input = uncached === undefined && read === undefined && write === undefined ? undefined : (uncached ?? 0) + (read ?? 0) + (write ?? 0);
-  const out: Record<string, number> = {};
-  const put = (k: (typeof USAGE_KEYS)[number], v: number | undefined) => {
-    if (v !== undefined && Number.isSafeInteger(v)) out[k] = v;
-  };
-  put('gen_ai.usage.input_tokens', input);
-  put('gen_ai.usage.output_tokens', count(u.output_tokens));
-  put('gen_ai.usage.cache_read.input_tokens', read);
-  put('gen_ai.usage.cache_creation.input_tokens', write);
-  put('gen_ai.usage.reasoning.output_tokens', count(u.reasoning_tokens));
-  return Object.keys(out).length > 0 ? (out as ModelUsage) : undefined;
+  const r = raw as Record<string, unknown>;
+  const uncached = count(r.input_tokens);
+  const cacheRead = count(r.cache_read_tokens);
+  const cacheWrite = count(r.cache_write_tokens);
+  const prompt = count(r.prompt_tokens);
+  let input: number | undefined;
+  if (uncached !== undefined) input = sum(uncached, cacheRead ?? 0, cacheWrite ?? 0);
+  else if (prompt !== undefined && prompt >= (cacheRead ?? 0) + (cacheWrite ?? 0)) input = prompt;
+  return compact({
+    [INPUT_TOKENS]: input,
+    [OUTPUT_TOKENS]: count(r.output_tokens),
+    [CACHE_READ_TOKENS]: cacheRead,
+    [CACHE_CREATION_TOKENS]: cacheWrite,
+    [REASONING_TOKENS]: count(r.reasoning_tokens),
+  });
 }
 
-/** The sum of two usages: a key present in either is present in the sum. */
+/**
+ * The usage of two calls together (a turn's, a session's running total).
+ * A member is the sum of the two; one side's absent member counts as 0, so a
+ * member is absent only when both lack it (or the sum leaves the safe-integer
+ * range). Either argument may be undefined (nothing reported yet).
+ */
 export function addUsage(a: ModelUsage | undefined, b: ModelUsage | undefined): ModelUsage | undefined {
-  if (!a) return b;
-  if (!b) return a;
-  const out: Record<string, number> = {};
+  if (a === undefined) return b === undefined ? undefined : compact(b);
+  if (b === undefined) return compact(a);
+  const out: { -readonly [K in UsageKey]?: number } = {};
   for (const k of USAGE_KEYS) {
-    const x = a[k];
-    const y = b[k];
-    if (x !== undefined || y !== undefined) out[k] = (x ?? 0) + (y ?? 0);
+    const x = count(a[k]);
+    const y = count(b[k]);
+    if (x !== undefined || y !== undefined) out[k] = sum(x ?? 0, y ?? 0);
   }
-  return out as ModelUsage;
+  return compact(out);
 }

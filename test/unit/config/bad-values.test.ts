@@ -47,6 +47,7 @@ const BAD: Record<string, [bad: string, rule: string]> = {
   AEP_HERMES_GATE_TOOLS: ['(terminal', 'a regular expression (matched against the whole tool name)'],
   AEP_ATTENTION_TIMEOUT_MS: ['290000', 'a whole number from 1000 to 285000'],
   AEP_INSTRUCT: ['sure', 'one of 1, true, yes, on, 0, false, no, off'],
+  AEP_PRICES_FILE: ['prices.json', 'an absolute path'],
   OTEL_TRACES_EXPORTER: ['zipkin', 'otlp, file, none'],
   OTEL_EXPORTER_OTLP_ENDPOINT: ['collector:4318', 'an http:// or https:// URL'],
   OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: ['ftp://collector/v1/traces', 'an http:// or https:// URL'],

@@ -98,9 +98,11 @@ export function factsOf(event: Data): Fact[] {
       break;
     case 'run.finished':
       f.ms('duration_ms', d['duration_ms']).text('summary', d['summary']);
+      totals(f, d);
       break;
     case 'run.cancelled':
       f.kv('by', d['by'], true).text('reason', d['reason']).ms('duration_ms', d['duration_ms']);
+      totals(f, d);
       break;
     case 'run.failed':
     case 'tool.failed':
@@ -136,6 +138,13 @@ export function factsOf(event: Data): Fact[] {
       if (str(child?.['session']) !== undefined && child?.['session'] !== subject) f.kv('child', shortId(String(child?.['session'])));
       f.kv('agent', child?.['agent']).kv('type', d['agent_type']).kv('role', d['role']).kv('status', d['status']).ms('duration_ms', d['duration_ms']);
       break;
+    case 'x.hermes.model.call':
+      f.kv('model', d['response_model'] ?? d['model'])
+        .kv('call', d['api_call'])
+        .ms('duration_ms', d['duration_ms'])
+        .kv('finish', d['finish_reason']);
+      totals(f, d);
+      break;
     case 'x.hermes.api.error':
       f.kv('status', d['status_code'], true).kv('retry', d['retry_count']).kv('reason', d['reason'], true).text('message', d['error_message'], true);
       break;
@@ -143,4 +152,12 @@ export function factsOf(event: Data): Fact[] {
       f.kv('status', d['status']).text('reason', d['reason']).ms('duration_ms', d['duration_ms']);
   }
   return f.out;
+}
+
+/** Tokens in and out, and the cost in USD, of a model call or a run's sum. */
+function totals(f: { kv(key: string, v: unknown): unknown }, d: Record<string, unknown>): void {
+  const cost = rec(d['cost']);
+  f.kv('tokens_in', d['gen_ai.usage.input_tokens']);
+  f.kv('tokens_out', d['gen_ai.usage.output_tokens']);
+  f.kv('usd', cost?.['currency'] === 'USD' ? cost['total'] : undefined);
 }

@@ -45,6 +45,10 @@ with the control gate, AEP_ATTENTION_TIMEOUT_MS (the daemon's hold window,
 55000) is written too, and pre_tool_call gets a timeout above the shim's wait
 (window + 3 s, + 2 s margin: 60 s by default). Install refuses a window whose
 timeout would pass Hermes's 300 s clamp, or a --timeout below it.
+Model calls: post_api_request is registered by default (x.hermes.model.call:
+model, tokens, cost), one more hook call per model call, so with the shell
+transport one more shim start each. --no-model-calls leaves it out (the plugin
+then does not subscribe to it); install again without it to turn it back on.
 `;
 
 const TAIL_ENV = `
@@ -112,6 +116,8 @@ type InstallCliOptions = {
   transport: 'shell' | 'plugin';
   control?: boolean;
   instruct?: boolean;
+  /** commander's `--no-model-calls`: true unless given */
+  modelCalls: boolean;
 };
 
 async function program(): Promise<CommandType> {
@@ -156,7 +162,7 @@ async function program(): Promise<CommandType> {
   cli
     .command('install')
     .description(
-      'copy the shim to {state dir}/shim/{version}/, register it for the twelve events in $HERMES_HOME/config.yaml, record consent in shell-hooks-allowlist.json',
+      'copy the shim to {state dir}/shim/{version}/, register it for the thirteen events in $HERMES_HOME/config.yaml (twelve with --no-model-calls), record consent in shell-hooks-allowlist.json',
     )
     .option('-n, --dry-run', 'print the planned changes; write nothing')
     .option('--timeout <seconds>', "Hermes's kill deadline for the shim, 6..300 (default 10; with --control, pre_tool_call gets what its hold needs)", seconds)
@@ -172,6 +178,10 @@ async function program(): Promise<CommandType> {
     )
     .option('--control', "the operator-deny gate: a pre_tool_call waits for the operator's answer (default AEP_HERMES_CONTROL)")
     .option('--instruct', 'the steering gate: a pre_llm_call reply may add context (default AEP_INSTRUCT)')
+    .option(
+      '--no-model-calls',
+      'leave out post_api_request (one hook call per model call; with the shell transport, one more shim start each): no model-call spans, tokens or cost',
+    )
     .allowExcessArguments(false)
     .addHelpText('after', INSTALL_ENV)
     .action(async (o: InstallCliOptions) =>
@@ -185,6 +195,7 @@ async function program(): Promise<CommandType> {
         hermesHome: o.hermesHome,
         control: o.control,
         instruct: o.instruct,
+        modelCalls: o.modelCalls,
       }),
     );
 

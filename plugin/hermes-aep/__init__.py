@@ -1,13 +1,14 @@
 """hermes-aep's zero-spawn transport: a forwarder, not an observer (installed by `hermes-aep install --transport plugin`).
 
-Each of the twelve hooks becomes the very envelope Hermes's shell-hook path writes to a hook's stdin (same bytes),
-queued for one background thread that POSTs it to the hermes-aep daemon over a kept-alive connection, as the shim
-(src/shim/hook.cts) would. Observation hooks never wait. Two opt-in gates, read at each call from hermes-aep.json's
-args (--control, --instruct) or else from Hermes's environment (AEP_HERMES_CONTROL, AEP_INSTRUCT): under control a
-pre_tool_call is held until the daemon answers (at most AEP_ATTENTION_TIMEOUT_MS + 3 s) and may come back as a block;
-under instruct a pre_llm_call waits AEP_SHIM_TIMEOUT_MS for a context reply. Every failure fails open. What the daemon
-provably did not take goes to the shim's spool, in the shim's format. All logic stays in the daemon. Standard library
-only; nothing is printed, and no log message carries content.
+Each of the thirteen hooks becomes the very envelope Hermes's shell-hook path writes to a hook's stdin (same bytes,
+but for post_api_request's raw `assistant_message`, left out: see DROPPED), queued for one background thread that
+POSTs it to the hermes-aep daemon over a kept-alive connection, as the shim (src/shim/hook.cts) would. Observation
+hooks never wait. Two opt-in gates, read at each call from hermes-aep.json's args (--control, --instruct) or else from
+Hermes's environment (AEP_HERMES_CONTROL, AEP_INSTRUCT): under control a pre_tool_call is held until the daemon
+answers (at most AEP_ATTENTION_TIMEOUT_MS + 3 s) and may come back as a block; under instruct a pre_llm_call waits
+AEP_SHIM_TIMEOUT_MS for a context reply. `--no-model-calls` in the args (install's opt-out) leaves post_api_request
+unsubscribed. Every failure fails open. What the daemon provably did not take goes to the shim's spool, in the shim's
+format. All logic stays in the daemon. Standard library only; nothing is printed, and no log message carries content.
 """
 
 import atexit
@@ -29,7 +30,14 @@ from urllib.parse import urlsplit
 
 HOOKS = ("pre_tool_call", "post_tool_call", "pre_llm_call", "on_session_start", "on_session_end", "on_session_finalize",
          "on_session_reset", "subagent_start", "subagent_stop", "pre_approval_request", "post_approval_response",
-         "api_request_error")
+         "api_request_error", "post_api_request")
+MODEL_CALL_HOOK = "post_api_request"  # one call per model call; not subscribed with --no-model-calls in the args
+NO_MODEL_CALLS = "--no-model-calls"
+# kwargs left out of the envelope. post_api_request's `assistant_message` is the provider SDK's raw response object:
+# the shell transport writes its str() (json default=str), but the daemon never reads extra.assistant_message, only
+# extra.response.assistant_message (Hermes's sanitized copy of the same message), so the plugin drops it: fewer bytes
+# per model call, and no str() of a foreign object on the agent's thread.
+DROPPED = {"post_api_request": ("assistant_message",)}
 TOP_LEVEL = ("tool_name", "args", "session_id", "parent_session_id")
 QUEUE_MAX = 10000
 IDLE_RECONNECT_S = 2.0  # under the daemon's 5 s keep-alive: never reuse a connection it may be closing
@@ -46,19 +54,20 @@ log = logging.getLogger(__name__)
 
 
 def envelope(event, kwargs):
-    """agent/shell_hooks.py `_serialize_payload`, byte for byte, as UTF-8."""
+    """agent/shell_hooks.py `_serialize_payload`, byte for byte, as UTF-8 (without the kwargs DROPPED names)."""
     try:
         cwd = str(Path.cwd())
     except OSError:
         cwd = ""
     args = kwargs.get("args")
+    dropped = DROPPED.get(event, ())
     return json.dumps({
         "hook_event_name": event,
         "tool_name": kwargs.get("tool_name"),
         "tool_input": args if isinstance(args, dict) else None,
         "session_id": kwargs.get("session_id") or kwargs.get("parent_session_id") or "",
         "cwd": cwd,
-        "extra": {k: v for k, v in kwargs.items() if k not in TOP_LEVEL},
+        "extra": {k: v for k, v in kwargs.items() if k not in TOP_LEVEL and k not in dropped},
     }, ensure_ascii=False, default=str).encode("utf-8")
 
 
@@ -98,7 +107,7 @@ def parse_args(args):
     pairs, flags, i = [], set(), 0
     while i < len(args):
         a = args[i]
-        if a in ("--control", "--instruct"):
+        if a in ("--control", "--instruct", NO_MODEL_CALLS):
             flags.add(a)
         name, eq, value = a.partition("=")
         if name in VALUE_OPTIONS:
@@ -538,6 +547,11 @@ def make_callback(fwd, event):
     return callback
 
 
+def hooks_for(args):
+    """The hooks to subscribe to: HOOKS, without post_api_request when install wrote --no-model-calls into the args."""
+    return tuple(h for h in HOOKS if not (h == MODEL_CALL_HOOK and NO_MODEL_CALLS in parse_args(args)[1]))
+
+
 def register(ctx):
     try:
         args = [str(a) for a in json.loads((Path(__file__).parent / "hermes-aep.json").read_text(encoding="utf-8")).get("args", [])]
@@ -545,7 +559,7 @@ def register(ctx):
         args = []
     fwd = Forwarder(*resolve(args, os.environ), args=args)
     fwd.budget_ms = hermes_callback_budget_ms()
-    for event in HOOKS:
+    for event in hooks_for(args):
         ctx.register_hook(event, make_callback(fwd, event))
     atexit.register(fwd.flush)
     return fwd

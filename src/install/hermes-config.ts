@@ -29,11 +29,12 @@ export { PLUGIN_NAME } from './config-plugin.js';
  */
 
 /**
- * Add (or refresh) our entry for each registered event. Idempotent: when the
+ * Add (or refresh) our entry for each of `events`. Idempotent: when the
  * file already holds exactly these entries, nothing changes. Any older entry
- * of ours is taken out first (exactly as uninstall would), then the new ones
- * go in; before returning, the result is proven to uninstall back to the
- * file without our entries, byte for byte.
+ * of ours is taken out first (exactly as uninstall would), also under an
+ * event no longer in `events`, then the new ones go in; before returning,
+ * the result is proven to uninstall back to the file without our entries,
+ * byte for byte.
  */
 export function addHooks(text: string, entry: HookEntry, events: readonly string[] = REGISTERED_HOOKS, opts: { create?: boolean } = {}): ConfigEdit {
   if (isInstalled(text, entry, events) && !hasPluginLines(text)) return { text, changed: false, changes: [] };
@@ -47,7 +48,12 @@ export function addHooks(text: string, entry: HookEntry, events: readonly string
     throw new ConfigRefused('install could not prove that uninstall would give this config.yaml back byte for byte (please report its shape)');
   }
   const changes = events.map((ev) => `hooks.${ev}: ${had.has(ev) ? 'refresh' : 'add'} ${entry.command} (timeout ${timeoutFor(entry, ev)}s)`);
-  return { text: out, changed: true, changes: [...before.changes.filter((c) => c.startsWith('plugins.')), ...changes] };
+  // our entries for an event no longer registered (post_api_request after `install --no-model-calls`) are gone
+  const dropped = before.changes.filter((c) => {
+    const ev = /^hooks\.([^:]+):/.exec(c)?.[1];
+    return ev !== undefined && !events.includes(ev);
+  });
+  return { text: out, changed: true, changes: [...before.changes.filter((c) => c.startsWith('plugins.')), ...dropped, ...changes] };
 }
 
 /**

@@ -1,11 +1,11 @@
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { REGISTERED_HOOKS } from '../hermes/envelope.js';
 import { addApprovals, removeApprovals } from './allowlist.js';
 import { addHooks, isOurCommand, MARK, ourCommands, removeHooks, shimCommand, timeoutFor } from './hermes-config.js';
 import { daemonNote, hookTimeouts, resolveGates, type GateOptions } from './gates.js';
 import { ensureHookToken } from './hook-token.js';
+import { installedHooks, modelCallSummary, type ModelCallOptions } from './model-calls.js';
 import { pythonNowIso } from './py-time.js';
 import { shlexSplit } from './shell-words.js';
 import { placeShim, shimDir } from './shim-copy.js';
@@ -15,7 +15,7 @@ import { pluginDir, pluginState, removePlugin } from './plugin-copy.js';
 import { runPluginInstall } from './install-plugin.js';
 import { atomicWrite, checkHome, hermesHome, print, readHermesFiles, readText, realTarget, removeCreated, summarize } from './install-io.js';
 
-export interface InstallOptions extends TargetOptions, GateOptions {
+export interface InstallOptions extends TargetOptions, GateOptions, ModelCallOptions {
   readonly dryRun: boolean;
   /** `--timeout` as given (every hook's `timeout:`); undefined: the default, and what a held pre_tool_call needs */
   readonly timeout?: number | undefined;
@@ -36,6 +36,7 @@ export async function runInstall(opts: InstallOptions): Promise<void> {
   const gates = resolveGates(opts);
   // a combination where Hermes would kill the shim before the daemon answers is refused here, before anything is read or written
   const timeouts = hookTimeouts(gates, opts.timeout);
+  const events = installedHooks(opts);
   const { home, homeExisted, configFile, allowFile, configText, allowText } = await readHermesFiles(opts.hermesHome);
 
   const version = packageVersion();
@@ -47,8 +48,8 @@ export async function runInstall(opts: InstallOptions): Promise<void> {
   const timeoutLine = `${entry.timeout}${differing.length ? ` (${differing.join(', ')})` : ''}`;
 
   // every refusal comes before anything is written
-  const cfg = addHooks(configText ?? '', entry, REGISTERED_HOOKS, { create: configText === undefined });
-  addApprovals(allowText, command, pythonNowIso(), null);
+  const cfg = addHooks(configText ?? '', entry, events, { create: configText === undefined });
+  addApprovals(allowText, command, pythonNowIso(), null, events);
   const pluginHere = (await pluginState(home)) === 'ours';
 
   const report = [
@@ -63,12 +64,13 @@ export async function runInstall(opts: InstallOptions): Promise<void> {
   );
   report.push(`  target: ${target.summary}`);
   report.push(`  gates: ${gates.summary}`, ...daemonNote(gates));
+  report.push(modelCallSummary(opts, 'shell'));
   const token = await ensureHookToken(target.stateDir, { dryRun: opts.dryRun });
   report.push(
     `  token: ${token.path} ${token.action === 'kept' ? '(exists, kept)' : `(${opts.dryRun ? 'would be created' : 'created'}: 64 hex characters, 0600)`}`,
   );
 
-  const allow = addApprovals(allowText, command, pythonNowIso(), placed.mtimeIso);
+  const allow = addApprovals(allowText, command, pythonNowIso(), placed.mtimeIso, events);
   if (configText === undefined) report.push(`  config.yaml: does not exist: created (uninstall deletes it again when nothing else is in it)`);
   report.push(...summarize([...cfg.changes, ...allow.changes]));
   if (cfg.changed) report.push(`    command: ${command}`, `    timeout: ${timeoutLine}`);
@@ -78,7 +80,7 @@ export async function runInstall(opts: InstallOptions): Promise<void> {
   if (opts.dryRun) {
     // only what this tool writes: the rest of config.yaml can hold API keys
     if (cfg.changed) {
-      report.push('', `--- each of the ${REGISTERED_HOOKS.length} events under hooks: in ${configFile} gets (every other line stays as it is):`);
+      report.push('', `--- each of the ${events.length} events under hooks: in ${configFile} gets (every other line stays as it is):`);
       report.push(`    - command: ${command}  ${MARK}`, `      timeout: ${entry.timeout}  ${MARK}`);
       for (const d of differing) report.push(`    (${d.replace(': ', ' gets timeout: ')})`);
     }

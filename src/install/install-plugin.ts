@@ -9,6 +9,7 @@ import { lostToGrandfathering } from './grandfathering.js';
 import { placePlugin } from './plugin-copy.js';
 import { resolveTarget } from './shim-target.js';
 import { daemonNote, resolveGates } from './gates.js';
+import { modelCallArgs, modelCallSummary } from './model-calls.js';
 import { packageVersion } from './version.js';
 
 /**
@@ -25,7 +26,7 @@ export async function runPluginInstall(opts: InstallOptions): Promise<void> {
   // every refusal comes before anything is written
   const cfg = enablePlugin(configText ?? '', { create: configText === undefined });
   const allow = removeApprovals(allowText);
-  const conf = { installed_by: 'hermes-aep', version, args: [...target.args, ...gates.args] } as const;
+  const conf = { installed_by: 'hermes-aep', version, args: [...target.args, ...gates.args, ...modelCallArgs(opts)] } as const;
   const dry = await placePlugin(home, conf, { dryRun: true });
   const others = await lostToGrandfathering(home, configText);
 
@@ -43,6 +44,7 @@ export async function runPluginInstall(opts: InstallOptions): Promise<void> {
   report.push(`  gates: ${gates.summary}`, ...daemonNote(gates));
   if (gates.control)
     report.push('    (Hermes 0.21 and later give a plugin callback plugins.hook_callback_timeout, 30 s by default: the hold then ends 2 s before it)');
+  report.push(modelCallSummary(opts, 'plugin'));
   const token = await ensureHookToken(target.stateDir, { dryRun: opts.dryRun });
   report.push(
     `  token: ${token.path} ${token.action === 'kept' ? '(exists, kept)' : `(${opts.dryRun ? 'would be created' : 'created'}: 64 hex characters, 0600)`}`,

@@ -6,8 +6,9 @@ import { packageRoot } from './version.js';
 /**
  * The plugin transport's files: `$HERMES_HOME/plugins/hermes-aep/` holds a copy of the package's
  * `plugin/hermes-aep/` (`plugin.yaml`, `__init__.py`) and `hermes-aep.json`, which says who wrote the directory,
- * the package version, and the shim arguments install resolved (`--state-dir`, `--socket`, `--url`: the plugin
- * reads them as the shim reads its command line). Installing the same bytes again leaves the files alone.
+ * the package version, and the shim arguments install resolved (`--state-dir`, `--socket`, `--url`, the gates: the
+ * plugin reads them as the shim reads its command line), plus `--no-model-calls` when install was given it (the
+ * plugin then leaves post_api_request out). Installing the same bytes again leaves the files alone.
  */
 export const PLUGIN_FILES = ['plugin.yaml', '__init__.py'] as const;
 export const PLUGIN_CONFIG = 'hermes-aep.json';

@@ -5,7 +5,9 @@
 // same and other events, anchors and aliases, unicode, a block scalar that
 // contains the marker text), plus the same round trip through the real CLI,
 // allowlist included; with the opt-in gates too (a command carrying --control
-// and --instruct, and a pre_tool_call timeout that differs from the others).
+// and --instruct, and a pre_tool_call timeout that differs from the others),
+// and with `--no-model-calls` (post_api_request left out; switching either way
+// converges on a direct install, and a user's own post_api_request hooks stay).
 import { describe, expect, it } from 'vitest';
 import { requirePython } from '../support/python.js';
 import fc from 'fast-check';
@@ -15,7 +17,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseDocument } from 'yaml';
 import { addHooks, enablePlugin, isOurCommand, removeHooks, timeoutFor, type HookEntry } from '../../src/install/hermes-config.js';
-import { REGISTERED_HOOKS } from '../../src/hermes/envelope.js';
+import { MODEL_CALL_HOOK, REGISTERED_HOOKS } from '../../src/hermes/envelope.js';
 import { CLI } from '../support/paths.js';
 import { tempDir } from '../support/processes.js';
 
@@ -25,6 +27,9 @@ const run = promisify(execFile);
 
 const OTHER_EVENTS = ['transform_tool_result', 'pre_gateway_dispatch', 'post_llm_call'] as const;
 const EVENT_POOL = [...REGISTERED_HOOKS, ...OTHER_EVENTS];
+/** what `install --no-model-calls` registers */
+const NO_MODEL_CALLS: readonly string[] = REGISTERED_HOOKS.filter((h) => h !== MODEL_CALL_HOOK);
+const EVENT_SETS: readonly (readonly string[])[] = [REGISTERED_HOOKS, NO_MODEL_CALLS];
 
 type ItemKind = 'block' | 'block-matcher' | 'flow' | 'anchor' | 'alias' | 'unicode';
 interface EventSpec {
@@ -283,12 +288,12 @@ function withoutOurs(entries: unknown): unknown[] {
   return entries.filter((e) => !(e && typeof e === 'object' && isOurCommand((e as { command?: unknown }).command)));
 }
 
-/** Ours once per registered event; everything else means what it meant before. */
-function expectSemantics(before: string, after: string, entry: HookEntry): void {
-  expectSameExceptOurs(load(before), load(after), entry);
+/** Ours once per installed event (none under the others); everything else means what it meant before. */
+function expectSemantics(before: string, after: string, entry: HookEntry, events: readonly string[] = REGISTERED_HOOKS): void {
+  expectSameExceptOurs(load(before), load(after), entry, events);
 }
 
-function expectSameExceptOurs(a: Record<string, any>, b: Record<string, any>, entry: HookEntry): void {
+function expectSameExceptOurs(a: Record<string, any>, b: Record<string, any>, entry: HookEntry, events: readonly string[] = REGISTERED_HOOKS): void {
   const { hooks: ha, ...restA } = a;
   const { hooks: hb, ...restB } = b;
   expect(restB).toEqual(restA);
@@ -296,7 +301,7 @@ function expectSameExceptOurs(a: Record<string, any>, b: Record<string, any>, en
   const hooksB = (hb ?? {}) as Record<string, unknown>;
   for (const event of REGISTERED_HOOKS) {
     const ours = (Array.isArray(hooksB[event]) ? (hooksB[event] as unknown[]) : []).filter((e) => !withoutOurs([e]).length);
-    expect(ours, event).toEqual([{ command: entry.command, timeout: timeoutFor(entry, event) }]);
+    expect(ours, event).toEqual(events.includes(event) ? [{ command: entry.command, timeout: timeoutFor(entry, event) }] : []);
   }
   for (const event of new Set([...Object.keys(hooksA), ...Object.keys(hooksB)])) {
     expect(withoutOurs(hooksB[event]), event).toEqual(withoutOurs(hooksA[event]));
@@ -332,21 +337,31 @@ describe('install → uninstall round trip on config.yaml (property)', () => {
       fc.property(
         configArb,
         fc.constantFrom<[HookEntry, HookEntry]>([ENTRY, MOVED], [GATED, GATED_MOVED], [ENTRY, GATED], [GATED, ENTRY]),
-        (c, [entry, next]) => {
+        fc.constantFrom(...EVENT_SETS),
+        fc.constantFrom(...EVENT_SETS),
+        (c, [entry, next], events, nextEvents) => {
           const original = render(c);
           if (c.hooks === 'flow-nonempty') {
             // a flow `hooks: {...}` holding other hooks is refused with the reason, never rewritten
-            expect(() => addHooks(original, entry)).toThrow(/flow/);
+            expect(() => addHooks(original, entry, events)).toThrow(/flow/);
             return;
           }
-          const once = addHooks(original, entry);
+          const once = addHooks(original, entry, events);
           expect(once.changed).toBe(true);
-          expectSemantics(original, once.text, entry);
+          expectSemantics(original, once.text, entry, events);
           expect(removeHooks(once.text).text).toBe(original);
 
-          const twice = addHooks(once.text, entry);
+          const twice = addHooks(once.text, entry, events);
           expect(twice.changed).toBe(false);
           expect(twice.text).toBe(once.text);
+
+          // switching to or from --no-model-calls: the same bytes as a direct install of that set (which uninstalls
+          // back to the original; what the user's own post_api_request entries mean is checked on `moved` below)
+          if (events !== nextEvents) {
+            const switched = addHooks(once.text, entry, nextEvents);
+            expect(switched.changed).toBe(true);
+            expect(switched.text).toBe(addHooks(original, entry, nextEvents).text);
+          }
 
           // the user adds a hook of their own right after ours, between install and uninstall
           const ev = REGISTERED_HOOKS[c.hooksAt % REGISTERED_HOOKS.length]!;
@@ -357,15 +372,15 @@ describe('install → uninstall round trip on config.yaml (property)', () => {
             const b = load(back);
             expect(withoutOurs(b.hooks?.[ev])).toEqual([...withoutOurs(a.hooks?.[ev]), { command: '/usr/local/bin/late' }]);
             expect(JSON.stringify(b)).not.toContain('hook.cjs');
-            expect(removeHooks(addHooks(back, entry).text).text).toBe(back);
+            expect(removeHooks(addHooks(back, entry, events).text).text).toBe(back);
           }
 
-          // a new path, new gates or new timeouts replace our entries
-          const moved = addHooks(once.text, next);
+          // a new path, new gates or new timeouts (and maybe the other event set) replace our entries
+          const moved = addHooks(once.text, next, nextEvents);
           expect(moved.changed).toBe(true);
-          expectSemantics(original, moved.text, next);
+          expectSemantics(original, moved.text, next, nextEvents);
           expect(removeHooks(moved.text).text).toBe(original);
-          expect(addHooks(moved.text, entry).text).toBe(once.text);
+          expect(addHooks(moved.text, entry, events).text).toBe(once.text);
           // uninstall of a config without our entries changes nothing
           expect(removeHooks(original).text).toBe(original);
         },
@@ -402,11 +417,14 @@ describe('install → uninstall round trip on config.yaml (property)', () => {
         expect(enablePlugin(once.text).changed).toBe(false);
         if (c.hooks === 'flow-nonempty') return;
         // plugin → shell → uninstall, and shell → plugin → uninstall (gates off and on)
-        for (const entry of [ENTRY, GATED]) {
-          const shell = addHooks(once.text, entry);
+        for (const [entry, events] of [
+          [ENTRY, REGISTERED_HOOKS],
+          [GATED, NO_MODEL_CALLS],
+        ] as const) {
+          const shell = addHooks(once.text, entry, events);
           expect(load(shell.text).plugins?.enabled ?? []).toEqual(userEnabled ? a.plugins.enabled : (a.plugins?.enabled ?? []));
           expect(removeHooks(shell.text).text).toBe(original);
-          const back = enablePlugin(addHooks(original, entry).text);
+          const back = enablePlugin(addHooks(original, entry, events).text);
           expect(back.text).toBe(once.text);
           expect(removeHooks(back.text).text).toBe(original);
         }
@@ -461,16 +479,17 @@ describe('what Hermes reads: PyYAML on the installed config', () => {
       { numRuns: 200, seed: 11 },
     );
     const entryOf = (i: number) => (i % 2 ? GATED : ENTRY);
+    const eventsOf = (i: number) => EVENT_SETS[Math.floor(i / 2) % 2]!;
     const docs = samples.flatMap((c, i) => {
       const original = render(c);
-      return [original, addHooks(original, entryOf(i)).text];
+      return [original, addHooks(original, entryOf(i), eventsOf(i)).text];
     });
     const py = 'import sys, json, yaml\nprint(json.dumps([yaml.safe_load(s.encode("utf-8")) for s in json.load(sys.stdin)], default=str))';
     const loaded = JSON.parse(execFileSync('python3', ['-c', py], { input: JSON.stringify(docs), maxBuffer: 64 << 20 }).toString()) as (Record<
       string,
       any
     > | null)[];
-    for (let i = 0; i < samples.length; i++) expectSameExceptOurs(loaded[2 * i] ?? {}, loaded[2 * i + 1] ?? {}, entryOf(i));
+    for (let i = 0; i < samples.length; i++) expectSameExceptOurs(loaded[2 * i] ?? {}, loaded[2 * i + 1] ?? {}, entryOf(i), eventsOf(i));
   });
 });
 
@@ -498,10 +517,21 @@ describe('install → uninstall round trip through the real CLI (config.yaml and
       // every third sample with the gates (and so a pre_tool_call timeout of its own), one of them from the environment
       const gates = i % 3 === 0 ? ['--control', '--instruct'] : [];
       if (i % 3 === 1) Object.assign(env, { AEP_HERMES_CONTROL: '1', AEP_ATTENTION_TIMEOUT_MS: '120000' });
-      await run(process.execPath, [CLI, 'install', ...gates], { env });
+      // every other sample starts with --no-model-calls, and each switches once to the other way and back
+      const [first, other] = i % 2 === 0 ? [['--no-model-calls'], []] : [[], ['--no-model-calls']];
+      await run(process.execPath, [CLI, 'install', ...gates, ...first], { env });
       const installed = readFileSync(cfg, 'utf8');
+      const installedAllow = readFileSync(allow, 'utf8');
       if (gates.length || env.AEP_HERMES_CONTROL) expect(installed).toContain('--control');
-      await run(process.execPath, [CLI, 'install', ...gates], { env });
+      await run(process.execPath, [CLI, 'install', ...gates, ...first], { env });
+      expect(readFileSync(cfg, 'utf8')).toBe(installed);
+      expect(readFileSync(allow, 'utf8')).toBe(installedAllow);
+      await run(process.execPath, [CLI, 'install', ...gates, ...other], { env });
+      const approved = (JSON.parse(readFileSync(allow, 'utf8')) as { approvals: { event: string; command: string }[] }).approvals
+        .filter((a) => isOurCommand(a.command))
+        .map((a) => a.event);
+      expect(approved).toEqual(other.length ? NO_MODEL_CALLS : [...REGISTERED_HOOKS]);
+      await run(process.execPath, [CLI, 'install', ...gates, ...first], { env });
       expect(readFileSync(cfg, 'utf8')).toBe(installed);
       await run(process.execPath, [CLI, 'uninstall'], { env });
       expect(readFileSync(cfg, 'utf8')).toBe(original);

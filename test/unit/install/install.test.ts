@@ -35,7 +35,7 @@ describe('installer (pure edits)', () => {
     expect(isOurCommand('/usr/bin/node /opt/other/hook.cjs')).toBe(false);
   });
 
-  it('adds the twelve events, keeps the user hook, keys and comments; a second run changes nothing', () => {
+  it('adds the thirteen events, keeps the user hook, keys and comments; a second run changes nothing', () => {
     const once = addHooks(USER_CONFIG, { command: cmd, timeout: 10 });
     const cfg = parse(once.text);
     expect(Object.keys(cfg.hooks).sort()).toEqual([...REGISTERED_HOOKS].sort());
@@ -62,7 +62,7 @@ describe('installer (pure edits)', () => {
     const a = addApprovals(start, cmd, '2026-11-29T00:00:00Z', null);
     const data = JSON.parse(a.text);
     expect(data.extra_key).toBe(1);
-    expect(data.approvals).toHaveLength(13);
+    expect(data.approvals).toHaveLength(REGISTERED_HOOKS.length + 1);
     expect(addApprovals(a.text, cmd, 'later', null).changed).toBe(false);
     expect(JSON.parse(removeApprovals(a.text).text)).toEqual(JSON.parse(start));
     expect(removeApprovals(a.text).text).toBe(start);
@@ -84,7 +84,7 @@ describe('hermes-aep install / uninstall (the real CLI on a temp HERMES_HOME)', 
     ]);
     writeFileSync(cfgFile, `${USER_CONFIG}custom_providers:\n  - api_key: sk-SECRET-do-not-print\n`);
     const dry = await run(process.execPath, [CLI, 'install', '--dry-run'], { env });
-    expect(dry.stdout).toMatch(/hooks: add \(12 events: .*on_session_finalize/);
+    expect(dry.stdout).toMatch(/hooks: add \(13 events: .*on_session_finalize.*post_api_request/);
     expect(dry.stdout).toContain(registered);
     expect(dry.stdout).not.toContain('sk-SECRET');
     writeFileSync(cfgFile, USER_CONFIG);

@@ -10,6 +10,7 @@ import { placeShim } from '../../../src/install/shim-copy.js';
 import { ensureHookToken } from '../../../src/install/hook-token.js';
 import { resolveTarget } from '../../../src/install/shim-target.js';
 import { addApprovals, removeApprovals } from '../../../src/install/allowlist.js';
+import { REGISTERED_HOOKS } from '../../../src/hermes/envelope.js';
 import { SHIM } from '../../support/paths.js';
 import { tempDir } from '../../support/processes.js';
 
@@ -125,7 +126,7 @@ describe('the allowlist splice', () => {
   it.each(layouts)('%s: install twice = once, uninstall gives the bytes back', (name, text) => {
     const once = addApprovals(text, CMD, '2026-01-01T00:00:00Z', '2026-01-01T00:00:00Z');
     const data = JSON.parse(once.text.replace(/^\uFEFF/, '')) as { approvals: { command: string }[] };
-    expect(data.approvals.filter((a) => a.command === CMD)).toHaveLength(12);
+    expect(data.approvals.filter((a) => a.command === CMD)).toHaveLength(REGISTERED_HOOKS.length);
     expect(addApprovals(once.text, CMD, 'later', '2026-01-01T00:00:00Z').changed).toBe(false);
     const back = removeApprovals(once.text);
     if (text === undefined) expect(back.deleteFile).toBe(true);
@@ -139,8 +140,8 @@ describe('the allowlist splice', () => {
     const again = addApprovals(once.text, CMD, 'b', 'm2');
     expect(again.changed).toBe(true);
     const data = JSON.parse(again.text) as { approvals: { command: string; script_mtime_at_approval?: string }[] };
-    expect(data.approvals).toHaveLength(13);
-    expect(data.approvals.filter((a) => a.script_mtime_at_approval === 'm2')).toHaveLength(12);
+    expect(data.approvals).toHaveLength(REGISTERED_HOOKS.length + 1);
+    expect(data.approvals.filter((a) => a.script_mtime_at_approval === 'm2')).toHaveLength(REGISTERED_HOOKS.length);
     expect(removeApprovals(again.text).text).toBe(start);
   });
 

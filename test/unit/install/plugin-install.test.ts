@@ -77,7 +77,7 @@ describe('the plugins.enabled edit (pure)', () => {
 });
 
 describe('the plugin files', () => {
-  it('plugin.yaml names the package version and the twelve hooks; __init__.py registers the same twelve', () => {
+  it('plugin.yaml names the package version and the thirteen hooks; __init__.py registers the same thirteen', () => {
     const manifest = parse(readFileSync(path.join(ROOT, 'plugin', 'hermes-aep', 'plugin.yaml'), 'utf8'));
     expect(manifest.name).toBe('hermes-aep');
     expect(String(manifest.version)).toBe(readJson<{ version: string }>('package.json').version);

@@ -78,6 +78,37 @@ describe('plugin transport → the real daemon', () => {
     expect(statSync(path.join(spool, 'dropped')).size).toBe(1);
   });
 
+  it('post_api_request without its raw assistant_message (the plugin drops it) still maps to x.hermes.model.call, its output from the sanitized response', async () => {
+    daemon = await startDaemonProcess({ AEP_PORT: '', AEP_CAPTURE: 'full' });
+    const ids = { session_id: 'mc', task_id: 't', turn_id: 'mc:t:0a1b2c3d' };
+    const calls: Call[] = [
+      start('mc'),
+      { hook: 'pre_llm_call', kwargs: { ...ids, user_message: 'hi', ...TS } },
+      {
+        hook: 'post_api_request',
+        kwargs: {
+          ...ids,
+          api_request_id: 'r1',
+          model: 'gpt-x',
+          provider: 'custom',
+          api_call_count: 1,
+          finish_reason: 'stop',
+          usage: { input_tokens: 12, output_tokens: 3 },
+          response: { assistant_message: { role: 'assistant', content: 'hello there' } },
+          assistant_message: { $py: 'Boom()' },
+          ...TS,
+        },
+      },
+      { hook: 'on_session_end', kwargs: { ...ids, completed: true, ...TS } },
+    ];
+    const r = await runHarness({ pluginDir: pluginCopy(['--state-dir', daemon.stateDir]), calls });
+    expect([r.code, r.stdout, r.stderr, r.out.dropped]).toEqual([0, '', '', 0]);
+    await settle(daemon);
+    const call = events(daemon).find((e) => e.type === 'x.hermes.model.call');
+    expect(call?.data).toMatchObject({ model: 'gpt-x', provider: 'custom', finish_reason: 'stop', output: { content: 'hello there' } });
+    expect(JSON.stringify(call)).not.toContain('Boom');
+  });
+
   it('TCP: the token from the state dir is sent (and only over TCP); a wrong token is refused, not spooled', async () => {
     daemon = await startDaemonProcess();
     const r = await runHarness({ pluginDir: pluginCopy(['--state-dir', daemon.stateDir, '--url', daemon.hookUrl]), calls: [start('tcp')] });

@@ -4,7 +4,7 @@ import path from 'node:path';
 import type { ServerResponse } from 'node:http';
 import { ROOT } from '../../support/paths.js';
 import { tempDir, waitFor } from '../../support/processes.js';
-import { REGISTERED_HOOKS } from '../../../src/hermes/envelope.js';
+import { MODEL_CALL_HOOK, REGISTERED_HOOKS } from '../../../src/hermes/envelope.js';
 import { decode } from '../../../src/daemon/spool-format.js';
 import { fakeDaemon, kwargsOf, pluginCopy, runHarness, type FakeDaemon } from './support.js';
 
@@ -17,6 +17,21 @@ const SETS = [path.join(ROOT, 'fixtures', 'hermes-recorded', 'raw'), path.join(R
 const TS = { telemetry_schema_version: 'hermes.observer.v1' };
 const PRE_TOOL = { tool_name: 'terminal', args: { command: 'ls' }, task_id: 't', session_id: 's1', tool_call_id: 'c1', turn_id: 's1:t:0a1b2c3d', ...TS };
 const PRE_LLM = { session_id: 's1', task_id: 't', turn_id: 's1:t:0a1b2c3d', user_message: 'hi', conversation_history: [], is_first_turn: true, ...TS };
+/** post_api_request as Hermes passes it: `assistant_message` is the provider SDK's raw object (here one whose str() raises) */
+const MODEL_CALL = {
+  task_id: 't',
+  turn_id: 's1:t:0a1b2c3d',
+  api_request_id: 'r1',
+  session_id: 's1',
+  model: 'gpt-x',
+  provider: 'custom',
+  api_call_count: 1,
+  finish_reason: 'stop',
+  usage: { input_tokens: 12, output_tokens: 3 },
+  response: { assistant_message: { role: 'assistant', content: 'hi there' } },
+  assistant_message: { $py: 'Boom()' },
+  ...TS,
+};
 
 let fake: FakeDaemon | undefined;
 afterEach(async () => {
@@ -67,6 +82,64 @@ describe('plugin transport: the envelope bytes', () => {
       `{"hook_event_name": "post_tool_call", "tool_name": "x", "tool_input": null, "session_id": "p", "cwd": ${JSON.stringify(cwd)}, "extra": {"n": "1.50", "ü": "ß ✓"}}`,
       `{"hook_event_name": "on_session_end", "tool_name": null, "tool_input": null, "session_id": "", "cwd": ${JSON.stringify(cwd)}, "extra": {"p": "/a b"}}`,
     ]);
+  });
+});
+
+describe('plugin transport: post_api_request (one per model call) and install --no-model-calls', () => {
+  it('forwarded like any observation hook, without the raw assistant_message (never str()-ed): never waits, even with both gates on', async () => {
+    // the stand-in never answers: a callback that waited would take its whole deadline
+    fake = await fakeDaemon(() => undefined);
+    const cwd = tempDir('hermes-aep-cwd-');
+    const r = await runHarness({
+      pluginDir: pluginCopy(['--socket', fake.socket, '--control', '--instruct']),
+      env: { AEP_SHIM_TIMEOUT_MS: '2000' },
+      cwd,
+      calls: [{ hook: MODEL_CALL_HOOK, kwargs: MODEL_CALL }],
+    });
+    expect([r.code, r.stdout, r.stderr]).toEqual([0, '', '']);
+    expect(r.out.results[0]).toMatchObject({ ret: null, raised: null });
+    expect(r.out.results[0]!.ms).toBeLessThan(100);
+    expect(r.out.dropped).toBe(0);
+    await waitFor('the hook sent', () => fake!.bodies.length >= 1 || undefined);
+    // Hermes's _serialize_payload bytes, every other kwarg in its order, assistant_message left out
+    const { session_id: _sid, assistant_message: _raw, ...extra } = MODEL_CALL;
+    const py = (v: unknown): string =>
+      Array.isArray(v)
+        ? `[${v.map(py).join(', ')}]`
+        : v !== null && typeof v === 'object'
+          ? `{${Object.entries(v)
+              .map(([k, x]) => `${JSON.stringify(k)}: ${py(x)}`)
+              .join(', ')}}`
+          : JSON.stringify(v);
+    expect(fake.bodies.map((b) => b.toString('utf8'))).toEqual([
+      `{"hook_event_name": "post_api_request", "tool_name": null, "tool_input": null, "session_id": "s1", "cwd": ${JSON.stringify(cwd)}, "extra": ${py(extra)}}`,
+    ]);
+    expect(fake.headers.map((h) => [h['x-hermes-aep-hold-ms'], h['x-hermes-aep-steer']])).toEqual([[undefined, undefined]]);
+  });
+
+  it('only post_api_request loses assistant_message: another hook keeps a kwarg of that name', async () => {
+    fake = await fakeDaemon();
+    await runHarness({
+      pluginDir: pluginCopy(['--socket', fake.socket]),
+      calls: [{ hook: 'on_session_end', kwargs: { session_id: 's1', assistant_message: 'kept' } }],
+    });
+    expect(JSON.parse(fake.bodies[0]!.toString()).extra).toEqual({ assistant_message: 'kept' });
+  });
+
+  it('--no-model-calls in the args (install --no-model-calls): post_api_request is not subscribed, the other twelve are, the target still reads', async () => {
+    fake = await fakeDaemon();
+    const without = await runHarness({
+      pluginDir: pluginCopy(['--socket', fake.socket, '--no-model-calls', '--instruct']),
+      env: { AEP_INSTRUCT: '' },
+      calls: [{ hook: 'pre_llm_call', kwargs: PRE_LLM }],
+    });
+    expect(without.out.hooks).toEqual(REGISTERED_HOOKS.filter((h) => h !== MODEL_CALL_HOOK).sort());
+    expect(without.out.hooks).toHaveLength(12);
+    // the other arguments keep their meaning: the socket, and --instruct (the pre_llm_call announced its wait)
+    expect(fake.headers.map((h) => h['x-hermes-aep-steer'])).toEqual(['1']);
+    const withIt = await runHarness({ pluginDir: pluginCopy(['--socket', fake.socket]), calls: [] });
+    expect(withIt.out.hooks).toEqual([...REGISTERED_HOOKS].sort());
+    expect(withIt.out.hooks).toContain(MODEL_CALL_HOOK);
   });
 });
 

@@ -27,7 +27,7 @@ function usageOf(data: Record<string, unknown>): Usage | undefined {
     const v = data[k];
     if (typeof v === 'number' && Number.isSafeInteger(v) && v >= 0) out[k] = v;
   }
-  return Object.keys(out).length > 0 ? (out as Usage) : undefined;
+  return Object.keys(out).length > 0 ? (out) : undefined;
 }
 
 function usdOf(cost: unknown): { total: number; prompt: number; completion: number } | undefined {
@@ -77,7 +77,7 @@ export function loadRunUsage([calls, unpriced, values, cost]: RunUsageState): Ru
   return {
     calls,
     unpriced,
-    ...(Object.keys(usage).length > 0 ? { usage: usage as Usage } : {}),
+    ...(Object.keys(usage).length > 0 ? { usage: usage } : {}),
     ...(cost ? { cost: { total: cost[0], prompt: cost[1], completion: cost[2] } } : {}),
   };
 }

@@ -47,7 +47,7 @@ function rig() {
   return { s, feed, call };
 }
 
-const dataOf = (evs: AepEvent[], type: string) => evs.find((e) => e.type === type)?.data as Record<string, unknown> | undefined;
+const dataOf = (evs: AepEvent[], type: string) => evs.find((e) => e.type === type)?.data;
 
 describe("a run's terminal carries what its model calls add up to", () => {
   it('usage summed over the calls, and the cost when every call was priced', () => {

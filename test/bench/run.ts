@@ -28,6 +28,7 @@ const SUITE_ORDER = [
   'hook-profile',
   'redact-cost',
   'hermes-turn',
+  'model-call-hook',
   'stalled-subscriber',
   'stalled-daemon',
 ];

@@ -22,13 +22,19 @@
 // is the per-round difference (paired), so machine noise hits both alike.
 //
 // A turn counts only when it did its work: Hermes exited 0 and printed the scripted answer, the fake model served
-// exactly tools+1 chat requests, the daemon counted exactly the hooks the turn fires (none for `none`) and its AEP
-// history gained the turn's session, run and tool events. Anything else throws: an error, never a figure.
+// exactly tools+1 chat requests, the daemon counted exactly the hooks the turn fires (none for `none`; one
+// post_api_request per model call more where the home registers it: `install` puts every REGISTERED_HOOKS entry in
+// config.yaml, the plugin registers its own HOOKS) and its AEP history gained the turn's session, run, tool and model
+// call events. Anything else throws: an error, never a figure.
+//
+// The helpers are exported for the `model-call-hook` suite (suites/model-call-hook.ts), which times the same turns
+// with and without post_api_request registered.
 import { execFile, spawn } from 'node:child_process';
-import { rmSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { parse, parseDocument } from 'yaml';
 import type { BenchContext, Figure, Measure, Suite } from '../bench-types.js';
 import { startFakeLlm, type FakeLlm, type FakeReply, type FakeStep } from '../../e2e/support/fake-llm.js';
 import { makeHermesHome, type HermesHome } from '../../e2e/support/hermes.js';
@@ -39,16 +45,16 @@ import { readLogs } from '../../support/stream-invariants.js';
 
 const run = promisify(execFile);
 
-type Transport = 'shell' | 'plugin';
-type Config = 'none' | Transport;
+export type Transport = 'shell' | 'plugin';
+export type Config = 'none' | Transport;
 
 /** The fake model's fixed answer latency (every request, tool call or final text). */
-const MODEL_LATENCY_MS = 50;
+export const MODEL_LATENCY_MS = 50;
 /** Hooks Hermes fires before its first model request: outside the timed window. */
-const HOOKS_BEFORE_FIRST_REQUEST = 2; // on_session_start, pre_llm_call
+export const HOOKS_BEFORE_FIRST_REQUEST = 2; // on_session_start, pre_llm_call
 const ANSWER = 'hermes-turn bench: done';
 
-interface Plan {
+export interface Plan {
   readonly versions: readonly HermesVersion[];
   readonly tools: readonly number[];
   /** rounds per tool count for a release */
@@ -60,7 +66,7 @@ interface Plan {
  * configurations): the pinned release with 0/5/20 tool calls in 8 rounds, the newest release the same in 4.
  * BENCH_TURN_VERSIONS, BENCH_TURN_TOOLS (comma lists) and BENCH_TURN_PAIRS override.
  */
-function planOf(ctx: BenchContext): Plan {
+export function planOf(ctx: BenchContext): Plan {
   const env = process.env;
   const list = (v: string | undefined) => v?.split(',').filter(Boolean);
   return {
@@ -72,19 +78,19 @@ function planOf(ctx: BenchContext): Plan {
 
 const sorted = (xs: readonly number[]) => [...xs].sort((a, b) => a - b);
 const quantile = (xs: readonly number[], q: number) => sorted(xs)[Math.min(xs.length - 1, Math.floor(q * xs.length))]!;
-const r1 = (x: number) => Math.round(x * 10) / 10;
-const r3 = (x: number) => Math.round(x * 1000) / 1000;
-const dist = (xs: readonly number[], unit = 'ms'): Measure => ({ value: r1(quantile(xs, 0.5)), p95: r1(quantile(xs, 0.95)), n: xs.length, unit });
+export const r1 = (x: number) => Math.round(x * 10) / 10;
+export const r3 = (x: number) => Math.round(x * 1000) / 1000;
+export const dist = (xs: readonly number[], unit = 'ms'): Measure => ({ value: r1(quantile(xs, 0.5)), p95: r1(quantile(xs, 0.95)), n: xs.length, unit });
 
 /** A distribution-free 95% interval for a median (order statistics; the whole range below 6 samples). */
-function medianInterval(xs: readonly number[]): [number, number] {
+export function medianInterval(xs: readonly number[]): [number, number] {
   const s = sorted(xs);
   const k = Math.max(0, Math.floor((s.length - 1.96 * Math.sqrt(s.length)) / 2));
   return [r1(s[k]!), r1(s[s.length - 1 - k]!)];
 }
 
 /** The `hermes` binary of a release: the bench runner's provisioning when it offers one, else the script itself. */
-async function hermesFor(ctx: BenchContext, version: HermesVersion): Promise<string> {
+export async function hermesFor(ctx: BenchContext, version: HermesVersion): Promise<string> {
   // bench-types.ts may offer `provision` (the runner's, run once per run); a context without it runs the script here
   const c = ctx as BenchContext & { provision?: (script: string, env?: Record<string, string>) => Promise<ReadonlyMap<string, string>> };
   const env = { HERMES_VERSION: version };
@@ -97,13 +103,13 @@ async function hermesFor(ctx: BenchContext, version: HermesVersion): Promise<str
 }
 
 /** Whether this build's CLI installs the plugin transport (`install --help` lists `--transport`). */
-async function pluginSupported(): Promise<boolean> {
+export async function pluginSupported(): Promise<boolean> {
   const { stdout } = await run(process.execPath, [CLI, 'install', '--help']);
   return /--transport\b/.test(stdout);
 }
 
 /** The fake model: one scripted step per tool count; every reply notes when its request arrived. */
-function scriptFor(toolCounts: readonly number[], arrivals: number[]): FakeStep[] {
+export function scriptFor(toolCounts: readonly number[], arrivals: number[]): FakeStep[] {
   const at = (reply: FakeReply) => (): FakeReply => {
     arrivals.push(performance.now());
     return { ...reply, delayMs: MODEL_LATENCY_MS };
@@ -116,7 +122,7 @@ function scriptFor(toolCounts: readonly number[], arrivals: number[]): FakeStep[
   }));
 }
 
-interface Turn {
+export interface Turn {
   /** first chat request → the answer on stdout */
   readonly window: number;
   /** the answer on stdout → process exit */
@@ -129,11 +135,19 @@ interface Turn {
   readonly hooks: number;
 }
 
-interface Rig {
+/** A Hermes home the bench runs turns in, and whether its hooks include post_api_request (one per model call). */
+export interface BenchHome {
+  readonly home: HermesHome;
+  /** none: no hooks at all */
+  readonly transport: Transport | 'none';
+  readonly modelCallHook: boolean;
+}
+
+export interface Rig<K extends string = Config> {
   readonly llm: FakeLlm;
   readonly arrivals: number[];
   readonly daemon: DaemonProcess;
-  readonly homes: ReadonlyMap<Config, HermesHome>;
+  readonly homes: ReadonlyMap<K, BenchHome>;
 }
 
 const countTypes = (d: DaemonProcess): Map<string, number> => {
@@ -142,12 +156,19 @@ const countTypes = (d: DaemonProcess): Map<string, number> => {
   return n;
 };
 
-/** One `hermes -z` turn with `tools` tool calls in `config`, checked to have done all its work. */
-async function turn(rig: Rig, config: Config, tools: number): Promise<Turn> {
-  const h = rig.homes.get(config)!;
+/** The hooks one `-z` turn with `tools` tool calls fires in a home: 2 per tool call + on_session_start, pre_llm_call, on_session_end (no on_session_finalize), + 1 per model call with post_api_request. */
+export function hooksPerTurn(b: BenchHome, tools: number): number {
+  if (b.transport === 'none') return 0;
+  return 2 * tools + 3 + (b.modelCallHook ? tools + 1 : 0);
+}
+
+/** One `hermes -z` turn with `tools` tool calls in the home `config`, checked to have done all its work. */
+export async function turn<K extends string>(rig: Rig<K>, config: K, tools: number): Promise<Turn> {
+  const b = rig.homes.get(config)!;
+  const h = b.home;
   const before = await rig.daemon.health();
   const hooksBefore = before.hooks as number;
-  const typesBefore = config === 'none' ? undefined : countTypes(rig.daemon);
+  const typesBefore = b.transport === 'none' ? undefined : countTypes(rig.daemon);
   const served = rig.llm.requests.length;
   rig.arrivals.length = 0;
   const child = spawn(h.bin, ['-z', `HERMES-TURN-BENCH tools=${tools}; go`], { env: h.env, cwd: h.cwd, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -172,8 +193,7 @@ async function turn(rig: Rig, config: Config, tools: number): Promise<Turn> {
   if (Number.isNaN(answered)) throw fail('Hermes did not print the scripted answer');
   const chats = rig.llm.requests.slice(served).filter((r) => r.method === 'POST' && r.step === `tools${tools}`).length;
   if (chats !== tools + 1 || rig.arrivals.length !== tools + 1) throw fail(`the fake model served ${chats} scripted requests, expected ${tools + 1}`);
-  // 2 per tool call + on_session_start, pre_llm_call, on_session_end (a -z turn fires no on_session_finalize)
-  const expected = config === 'none' ? 0 : 2 * tools + 3;
+  const expected = hooksPerTurn(b, tools);
   // the plugin hands observations to a background thread: they may land just after the process exits
   const hooks = await waitFor(
     `${expected} hooks counted`,
@@ -192,20 +212,89 @@ async function turn(rig: Rig, config: Config, tools: number): Promise<Turn> {
     await waitFor('history written', async () => ((await rig.daemon.health()).sinks.log.queued === 0 ? true : undefined));
     const after = countTypes(rig.daemon);
     const grew = (t: string) => (after.get(t) ?? 0) - (typesBefore.get(t) ?? 0);
-    const want: Record<string, number> = { 'session.started': 1, 'run.started': 1, 'tool.requested': tools, 'tool.completed': tools };
+    const want: Record<string, number> = {
+      'session.started': 1,
+      'run.started': 1,
+      'tool.requested': tools,
+      'tool.completed': tools,
+      'x.hermes.model.call': b.modelCallHook ? tools + 1 : 0,
+    };
     for (const [t, n] of Object.entries(want)) if (grew(t) !== n) throw fail(`the AEP history gained ${grew(t)} ${t}, expected ${n}`);
   }
   return { window: answered - rig.arrivals[0]!, shutdown: tExit - answered, whole: tExit - t0, loop: rig.arrivals.at(-1)! - rig.arrivals[0]!, hooks };
 }
 
-async function homeFor(llm: FakeLlm, daemon: DaemonProcess, version: HermesVersion, config: Config): Promise<HermesHome> {
+/** A fresh home with hermes-aep installed for `transport` (`extra`: more install arguments), or nothing for `none`. */
+export async function homeFor(
+  llm: FakeLlm,
+  daemon: DaemonProcess,
+  version: HermesVersion,
+  transport: Config,
+  extra: readonly string[] = [],
+): Promise<BenchHome> {
   const hookEnv = { AEP_STATE_DIR: daemon.stateDir };
   const h = await makeHermesHome({ modelUrl: llm.url, hookEnv, version, install: false });
-  if (config !== 'none') {
-    const args = config === 'plugin' ? ['install', '--transport', 'plugin'] : ['install'];
+  if (transport !== 'none') {
+    const args = transport === 'plugin' ? ['install', '--transport', 'plugin', ...extra] : ['install', ...extra];
     await run(process.execPath, [CLI, ...args], { env: { ...process.env, ...hookEnv, HERMES_HOME: h.home } });
   }
-  return h;
+  return { home: h, transport, modelCallHook: transport !== 'none' && registersModelCallHook(h.home, transport) };
+}
+
+const MODEL_CALL_HOOK_NAME = 'post_api_request';
+
+/** The plugin copy's `HOOKS = (...)` tuple (plugin/hermes-aep/__init__.py), as written. */
+const PLUGIN_HOOKS = /^HOOKS = \(([^)]*)\)/m;
+
+/** Whether an installed home fires post_api_request: a `hooks:` entry in config.yaml (shell), the plugin copy's HOOKS (plugin). */
+export function registersModelCallHook(home: string, transport: Transport): boolean {
+  if (transport === 'shell') {
+    const cfg = parse(readFileSync(path.join(home, 'config.yaml'), 'utf8')) as { hooks?: Record<string, unknown> } | null;
+    return Array.isArray(cfg?.hooks?.[MODEL_CALL_HOOK_NAME]) && (cfg.hooks[MODEL_CALL_HOOK_NAME] as unknown[]).length > 0;
+  }
+  const m = PLUGIN_HOOKS.exec(readFileSync(path.join(home, 'plugins', 'hermes-aep', '__init__.py'), 'utf8'));
+  if (!m) throw new Error(`hermes-turn: the plugin copy in ${home} has no HOOKS = (...) tuple`);
+  return m[1]!.includes(`"${MODEL_CALL_HOOK_NAME}"`);
+}
+
+/**
+ * Make an installed home register post_api_request (`on`) or not, when install did not already: the shell home's
+ * config.yaml entry removed (install writes every REGISTERED_HOOKS entry), or the plugin copy's HOOKS tuple (and
+ * plugin.yaml's provides_hooks) with the name added or taken out. Returns what was changed ('' for nothing). Only the
+ * bench's own temporary homes are touched.
+ */
+export function setModelCallHook(b: BenchHome, on: boolean): { home: BenchHome; adjusted: string } {
+  if (b.transport === 'none' || b.modelCallHook === on) return { home: b, adjusted: '' };
+  const dir = b.home.home;
+  let adjusted: string;
+  if (b.transport === 'shell') {
+    if (on) throw new Error('hermes-turn: this install writes no post_api_request hook into config.yaml, and the bench does not add one');
+    const file = path.join(dir, 'config.yaml');
+    const doc = parseDocument(readFileSync(file, 'utf8'));
+    doc.deleteIn(['hooks', MODEL_CALL_HOOK_NAME]);
+    writeFileSync(file, doc.toString());
+    adjusted = `config.yaml: the hooks.${MODEL_CALL_HOOK_NAME} entry install wrote was removed`;
+  } else {
+    const init = path.join(dir, 'plugins', 'hermes-aep', '__init__.py');
+    const src = readFileSync(init, 'utf8');
+    const m = PLUGIN_HOOKS.exec(src)!;
+    const names = m[1]!
+      .split(',')
+      .map((x) => x.trim())
+      .filter(Boolean)
+      .filter((x) => x !== `"${MODEL_CALL_HOOK_NAME}"`);
+    if (on) names.push(`"${MODEL_CALL_HOOK_NAME}"`);
+    writeFileSync(init, src.replace(PLUGIN_HOOKS, `HOOKS = (${names.join(', ')})`));
+    const yamlFile = path.join(dir, 'plugins', 'hermes-aep', 'plugin.yaml');
+    const doc = parseDocument(readFileSync(yamlFile, 'utf8'));
+    const provides = ((doc.toJS() as { provides_hooks?: string[] }).provides_hooks ?? []).filter((x) => x !== MODEL_CALL_HOOK_NAME);
+    doc.set('provides_hooks', on ? [...provides, MODEL_CALL_HOOK_NAME] : provides);
+    writeFileSync(yamlFile, doc.toString());
+    adjusted = `the plugin copy's HOOKS and provides_hooks: ${MODEL_CALL_HOOK_NAME} ${on ? 'added (this build registers none)' : 'taken out'}`;
+  }
+  const modelCallHook = registersModelCallHook(dir, b.transport);
+  if (modelCallHook !== on) throw new Error(`hermes-turn: could not ${on ? 'add' : 'remove'} ${MODEL_CALL_HOOK_NAME} in ${dir}`);
+  return { home: { ...b, modelCallHook }, adjusted };
 }
 
 /** The figures of one release: every transport × tool count, each paired round by round with `none`. */
@@ -217,7 +306,7 @@ async function measureVersion(ctx: BenchContext, plan: Plan, version: HermesVers
   // socket only, as users run it; no span export (the window measures the hook path, not the exporter)
   const daemon = await startDaemonProcess({ AEP_PORT: '' }, { historyDir: path.join(base, 'log'), stateDir: path.join(base, 'state') });
   const configs: Config[] = ['none', ...transports];
-  const homes = new Map<Config, HermesHome>();
+  const homes = new Map<Config, BenchHome>();
   const figures: Figure[] = [];
   try {
     for (const c of configs) homes.set(c, await homeFor(llm, daemon, version, c));
@@ -262,6 +351,7 @@ async function measureVersion(ctx: BenchContext, plan: Plan, version: HermesVers
             tool_calls: tools,
             model_latency_ms: MODEL_LATENCY_MS,
             hooks_per_turn: hooks,
+            post_api_request: homes.get(t)!.modelCallHook,
             hooks_in_window: inWindow,
             added_ms_per_turn: { ...dist(added), ci95_of_median: medianInterval(added) },
             added_ms_per_hook: dist(
@@ -290,7 +380,7 @@ async function measureVersion(ctx: BenchContext, plan: Plan, version: HermesVers
   } finally {
     await daemon.stop();
     await llm.close();
-    for (const h of homes.values()) rmSync(path.dirname(h.home), { recursive: true, force: true });
+    for (const h of homes.values()) rmSync(path.dirname(h.home.home), { recursive: true, force: true });
   }
   return figures;
 }

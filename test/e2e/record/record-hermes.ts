@@ -1,6 +1,6 @@
 /**
  * Records real Hermes shell-hook envelopes as fixtures (fixtures/hermes-recorded*):
- * every scenario gets a fresh offline HERMES_HOME whose twelve adapter hooks
+ * every scenario gets a fresh offline HERMES_HOME whose adapter hooks (REGISTERED_HOOKS)
  * point at recorder-hook.cjs (HERMES_ACCEPT_HOOKS=1), a scripted fake model on
  * loopback, and one scripted drive of the CLI (`-z`, `chat -q`, the interactive
  * CLI under tmux, `hooks test|doctor`). The envelopes land one per line, in
@@ -20,6 +20,7 @@ import { waitFor } from '../../support/processes.js';
 import { startFakeLlm, text, toolCall, type FakeLlm, type FakeLlmOptions, type FakeStep } from '../support/fake-llm.js';
 import { HermesTty, makeHermesHome, runHermes, type HermesHome } from '../support/hermes.js';
 import { E2E_HERMES_VERSIONS, hermesBinEnv, type HermesVersion } from '../support/hermes-versions.js';
+import { MODEL_CALLS, modelCallsStep } from './model-calls.js';
 
 const run = promisify(execFile);
 
@@ -114,6 +115,7 @@ const SCENARIOS: Scenario[] = [
     },
   ),
   oneshot('oneshot-dangerous-command', 'MARK-DANGER please clean up', [danger]),
+  oneshot('oneshot-model-calls', `${MODEL_CALLS.marker} run the command, then answer`, [modelCallsStep]),
   {
     name: 'chat-q-multiturn-resume',
     steps: [terminal],

@@ -14,6 +14,11 @@
  * - Requests that carry no `tools` (Hermes's auxiliary calls: session title
  *   generation, compression summaries) get the plain `auxiliaryReply` text
  *   and never consume a scripted step.
+ * - Reports token usage on every answer (the non-streamed `usage`; streamed,
+ *   a final chunk with `choices: []` when the request asks for
+ *   `stream_options.include_usage`), with the cache read, cache write and
+ *   reasoning buckets: a reply's explicit `usage`, exactly, else an
+ *   approximation from the lengths with every bucket 0 (FakeUsage).
  *
  * Node 20, ESM, no dependencies.
  */
@@ -30,10 +35,44 @@ export interface FakeToolCall {
   id?: string;
 }
 
-/** What the fake model answers for one request (`delayMs`: wait before answering). */
+/**
+ * The token usage one reply reports, in the OpenAI Chat Completions contract:
+ * `prompt_tokens` counts EVERY input token (the cached and the cache-written
+ * ones too) and `completion_tokens` every output token (reasoning too); the
+ * buckets break them out. On the wire: `prompt_tokens_details.cached_tokens`,
+ * `prompt_tokens_details.cache_write_tokens`,
+ * `completion_tokens_details.reasoning_tokens`, which are the fields Hermes's
+ * `normalize_usage` reads in chat-completions mode (0.18.2 and 0.19.0; see
+ * docs/hermes-drift.md).
+ */
+export interface FakeUsage {
+  prompt_tokens: number;
+  completion_tokens: number;
+  /** cache READ: `prompt_tokens_details.cached_tokens` (default 0) */
+  cached_tokens?: number;
+  /** cache WRITE: `prompt_tokens_details.cache_write_tokens` (default 0) */
+  cache_write_tokens?: number;
+  /** `completion_tokens_details.reasoning_tokens` (default 0) */
+  reasoning_tokens?: number;
+}
+
+/** The usage object as the fake model sends it (the non-streamed `usage`, the streamed final chunk's `usage`). */
+export interface WireUsage {
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+  prompt_tokens_details: { cached_tokens: number; cache_write_tokens: number };
+  completion_tokens_details: { reasoning_tokens: number };
+}
+
+/**
+ * What the fake model answers for one request (`delayMs`: wait before
+ * answering; `usage`: the exact token counts to report, else an approximation
+ * from the request's and the reply's lengths with every bucket 0).
+ */
 export type FakeReply = (
   { type: 'text'; content: string } | { type: 'tool_calls'; calls: FakeToolCall[]; content?: string } | { type: 'error'; status: number; message: string }
-) & { delayMs?: number };
+) & { delayMs?: number; usage?: FakeUsage };
 
 /** A read-only view of the incoming conversation, used to pick a reply. */
 export interface ConversationView {
@@ -95,6 +134,8 @@ export interface RecordedRequest {
   /** Name of the step that answered (or 'auxiliary' / 'fallback' / 'none'). */
   step: string;
   reply?: FakeReply;
+  /** the usage the fake model reported for this request (chat completions that answered 200) */
+  usage?: WireUsage;
   at: number;
 }
 
@@ -205,10 +246,33 @@ function approxTokens(s: string): number {
   return Math.max(1, Math.ceil(s.length / 4));
 }
 
-function usageFor(body: ChatRequest, reply: FakeReply) {
-  const prompt = approxTokens(JSON.stringify(body.messages ?? []));
-  const completion = reply.type === 'text' ? approxTokens(reply.content) : reply.type === 'tool_calls' ? approxTokens(JSON.stringify(reply.calls)) : 0;
-  return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
+const tokenCount = (what: string, v: number | undefined): number => {
+  if (v === undefined) return 0;
+  if (!Number.isSafeInteger(v) || v < 0) throw new Error(`fake-llm: usage.${what} must be a non-negative integer, got ${v}`);
+  return v;
+};
+
+/** A reply's usage on the wire: its explicit `usage` (checked to be consistent), else the approximate default. Exported for unit tests. */
+export function usageFor(body: ChatRequest, reply: FakeReply): WireUsage {
+  const u: FakeUsage = reply.usage ?? {
+    prompt_tokens: approxTokens(JSON.stringify(body.messages ?? [])),
+    completion_tokens: reply.type === 'text' ? approxTokens(reply.content) : reply.type === 'tool_calls' ? approxTokens(JSON.stringify(reply.calls)) : 0,
+  };
+  const prompt = tokenCount('prompt_tokens', u.prompt_tokens);
+  const completion = tokenCount('completion_tokens', u.completion_tokens);
+  const cached = tokenCount('cached_tokens', u.cached_tokens);
+  const write = tokenCount('cache_write_tokens', u.cache_write_tokens);
+  const reasoning = tokenCount('reasoning_tokens', u.reasoning_tokens);
+  // the OpenAI contract: the buckets are PART of the totals (Hermes subtracts them from prompt_tokens)
+  if (cached + write > prompt) throw new Error(`fake-llm: usage cached_tokens + cache_write_tokens (${cached + write}) exceed prompt_tokens (${prompt})`);
+  if (reasoning > completion) throw new Error(`fake-llm: usage reasoning_tokens (${reasoning}) exceed completion_tokens (${completion})`);
+  return {
+    prompt_tokens: prompt,
+    completion_tokens: completion,
+    total_tokens: prompt + completion,
+    prompt_tokens_details: { cached_tokens: cached, cache_write_tokens: write },
+    completion_tokens_details: { reasoning_tokens: reasoning },
+  };
 }
 
 function materializeCalls(calls: FakeToolCall[]) {
@@ -281,19 +345,28 @@ export async function startFakeLlm(opts: FakeLlmOptions): Promise<FakeLlm> {
     if (method === 'POST' && (path === '/v1/chat/completions' || path === '/chat/completions')) {
       const chat = (body && typeof body === 'object' ? body : {}) as ChatRequest;
       const { step, reply } = chooseReply(opts, chat);
-      requests.push({ method, path, body, step, reply, at: Date.now() });
+      // a script's inconsistent usage answers 500 with the reason (Hermes logs it), never a silently wrong count
+      let usage: WireUsage | undefined;
+      let failure = reply.type === 'error' ? { status: reply.status, message: reply.message } : undefined;
+      if (reply.type !== 'error') {
+        try {
+          usage = usageFor(chat, reply);
+        } catch (err) {
+          failure = { status: 500, message: err instanceof Error ? err.message : String(err) };
+        }
+      }
+      requests.push({ method, path, body, step, reply, ...(usage ? { usage } : {}), at: Date.now() });
       if (reply.delayMs && reply.delayMs > 0) {
         await new Promise((r) => setTimeout(r, reply.delayMs));
       }
-      if (reply.type === 'error') {
-        sendJson(res, reply.status, {
-          error: { message: reply.message, type: 'fake_error', param: null, code: null },
+      if (failure || !usage || reply.type === 'error') {
+        sendJson(res, failure?.status ?? 500, {
+          error: { message: failure?.message ?? 'fake-llm: no usage', type: 'fake_error', param: null, code: null },
         });
         return;
       }
       const id = `chatcmpl-${hex(12)}`;
       const now = Math.floor(Date.now() / 1000);
-      const usage = usageFor(chat, reply);
       const calls = reply.type === 'tool_calls' ? materializeCalls(reply.calls) : [];
       const content = reply.type === 'text' ? reply.content : (reply.content ?? null);
       const finish = reply.type === 'tool_calls' ? 'tool_calls' : 'stop';

@@ -1,15 +1,19 @@
 import path from 'node:path';
 import { z } from 'zod';
 import { CAPTURE_LEVELS } from '../../src/capture/levels.js';
-import { absolutePath, httpUrl, int, listOf, oneOf, readEnv, setting } from '../../src/config/read-env.js';
+import { absolutePath, httpUrl, int, listOf, oneOf, readEnv, reject, setting } from '../../src/config/read-env.js';
 import { samplerSettings, samplerSpec } from './sampler.js';
 
 export type ExporterKind = 'otlp' | 'file' | 'none';
 
 const EXPORTERS = ['otlp', 'file', 'none'] as const;
-/** What the OTLP exporter sends: OTLP/HTTP with JSON bodies (the otlp-http exporter has no protobuf or gRPC transport). */
-const PROTOCOLS = ['http/json', 'http/protobuf'] as const;
-const protocol = oneOf(PROTOCOLS, ' (OTLP over HTTP; grpc is not supported)');
+/**
+ * The OTLP transports (`OTEL_EXPORTER_OTLP_PROTOCOL`), each the official
+ * exporter of its own; `http/protobuf` first: the OpenTelemetry default.
+ */
+export const OTLP_PROTOCOLS = ['http/protobuf', 'http/json', 'grpc'] as const;
+export type OtlpProtocol = (typeof OTLP_PROTOCOLS)[number];
+const protocol = oneOf(OTLP_PROTOCOLS);
 /** `key=value`, both percent-decoded; undefined when malformed or the key is empty */
 function pair(item: string): [key: string, value: string] | undefined {
   const at = item.indexOf('=');
@@ -22,6 +26,17 @@ function pair(item: string): [key: string, value: string] | undefined {
 }
 /** as the OTLP exporter reads headers (it drops a pair without a value) */
 const headers = listOf('key=value pairs', (item) => (pair(item)?.[1] ?? '') !== '');
+/**
+ * As gRPC metadata takes a header (grpc-js throws while the exporter is built
+ * otherwise): the key, lower-cased, of `0-9 a-z _ . - :`, not a binary `-bin`
+ * one; the value printable ASCII.
+ */
+const grpcMetadata = (item: string) => {
+  const [key = '', value = ''] = pair(item) ?? [];
+  return /^[:0-9a-z_.-]+$/.test(key.toLowerCase()) && !key.toLowerCase().endsWith('-bin') && /^[ -~]*$/.test(value);
+};
+const GRPC_HEADERS =
+  'key=value pairs gRPC metadata can carry (the OTLP protocol is grpc): keys of a-z 0-9 . _ - : (not ending in -bin), values of printable ASCII';
 // eslint-disable-next-line no-control-regex -- refusing control characters is the point
 const SERVICE_NAME = /^[^\x00-\x1f\x7f]{1,255}$/;
 /** as the SDK's resource detector reads them (one bad pair and it drops them all): one '=', at most 255 characters each side */
@@ -63,25 +78,31 @@ const otelSettings = z
     OTEL_BSP_MAX_EXPORT_BATCH_SIZE: int(1, 1_000_000).default(512),
     OTEL_BSP_EXPORT_TIMEOUT: int(100, 600_000).default(30_000),
   })
-  .transform((e) => ({
-    // with no exporter named: OTLP when an endpoint is set, else the local OTLP/JSON file, so traces are kept even with no collector
-    exporter: e.OTEL_TRACES_EXPORTER ?? (e.OTEL_EXPORTER_OTLP_ENDPOINT || e.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ? 'otlp' : 'file'),
-    /** the file exporter's output; default under the log dir (below) */
-    file: e.AEP_OTEL_FILE,
-    ceiling: e.AEP_OTEL_CAPTURE,
-    idleMs: e.AEP_OTEL_IDLE_MS,
-    shutdownTimeoutMs: e.AEP_OTEL_SHUTDOWN_TIMEOUT_MS,
-    maxOpenUnits: e.AEP_OTEL_MAX_OPEN_UNITS,
-    sampler: samplerSpec(e),
-    /** the OTLP body encoding; JSON unless set (what this daemon has always sent) */
-    protocol: e.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ?? e.OTEL_EXPORTER_OTLP_PROTOCOL ?? 'http/json',
-    batch: {
-      scheduledDelayMillis: e.OTEL_BSP_SCHEDULE_DELAY,
-      maxQueueSize: e.OTEL_BSP_MAX_QUEUE_SIZE,
-      maxExportBatchSize: Math.min(e.OTEL_BSP_MAX_EXPORT_BATCH_SIZE, e.OTEL_BSP_MAX_QUEUE_SIZE),
-      exportTimeoutMillis: e.OTEL_BSP_EXPORT_TIMEOUT,
-    },
-  }));
+  .transform((e, ctx) => {
+    const otlpProtocol = e.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ?? e.OTEL_EXPORTER_OTLP_PROTOCOL ?? 'http/protobuf';
+    if (otlpProtocol === 'grpc')
+      for (const variable of ['OTEL_EXPORTER_OTLP_HEADERS', 'OTEL_EXPORTER_OTLP_TRACES_HEADERS'] as const)
+        if (e[variable]?.every(grpcMetadata) === false) reject(ctx, variable, GRPC_HEADERS);
+    return {
+      // with no exporter named: OTLP when an endpoint is set, else the local OTLP/JSON file, so traces are kept even with no collector
+      exporter: e.OTEL_TRACES_EXPORTER ?? (e.OTEL_EXPORTER_OTLP_ENDPOINT || e.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ? 'otlp' : 'file'),
+      /** the file exporter's output; default under the log dir (below) */
+      file: e.AEP_OTEL_FILE,
+      ceiling: e.AEP_OTEL_CAPTURE,
+      idleMs: e.AEP_OTEL_IDLE_MS,
+      shutdownTimeoutMs: e.AEP_OTEL_SHUTDOWN_TIMEOUT_MS,
+      maxOpenUnits: e.AEP_OTEL_MAX_OPEN_UNITS,
+      sampler: samplerSpec(e),
+      /** the OTLP transport: the traces-specific variable over the generic one, http/protobuf unless set (the OpenTelemetry default) */
+      protocol: otlpProtocol,
+      batch: {
+        scheduledDelayMillis: e.OTEL_BSP_SCHEDULE_DELAY,
+        maxQueueSize: e.OTEL_BSP_MAX_QUEUE_SIZE,
+        maxExportBatchSize: Math.min(e.OTEL_BSP_MAX_EXPORT_BATCH_SIZE, e.OTEL_BSP_MAX_QUEUE_SIZE),
+        exportTimeoutMillis: e.OTEL_BSP_EXPORT_TIMEOUT,
+      },
+    };
+  });
 
 export type OtelConfig = Readonly<Omit<z.output<typeof otelSettings>, 'file'> & { file: string }>;
 

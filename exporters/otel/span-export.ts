@@ -4,6 +4,7 @@ import { HealthLatch, type Degradation } from '../../src/sinks/health-latch.js';
 import { silentLogger, type Logger } from '../../src/daemon/diagnostics.js';
 import { RESOURCE_ATTR } from './attribute-catalogue.js';
 import { CountingExporter } from './counting-exporter.js';
+import { DeferredExporter } from './deferred-exporter.js';
 import type { OtelConfig } from './otel-config.js';
 import type { SpanRecord } from './span-record.js';
 
@@ -56,9 +57,11 @@ export class SpanExport {
     this.scope = { name: 'hermes-aep', version: opts.version };
   }
 
-  /** Load the SDK in the background. */
+  /** Load the SDK, and a deferred exporter, in the background. */
   start(): void {
     this.exportSide().catch(() => undefined);
+    // a failed import fails the exports instead (counted, /healthz degraded)
+    if (this.opts.exporter instanceof DeferredExporter) this.opts.exporter.load().catch(() => undefined);
   }
 
   private exportSide(): Promise<NonNullable<SpanExport['side']>> {

@@ -19,10 +19,10 @@ import {
 
 /**
  * The whole trace path with real processes: the compiled daemon exports
- * OTLP/HTTP to the real collector running the shipped otel-collector.yaml,
- * which forwards over OTLP/gRPC to a real Jaeger v2; the session is driven
- * through the real shim binary and the result is read back through Jaeger's
- * own query APIs.
+ * OTLP (each protocol: http/protobuf, grpc, http/json) to the real collector
+ * running the shipped otel-collector.yaml, which forwards over OTLP/gRPC to a
+ * real Jaeger v2; the session is driven through the real shim binary and the
+ * result is read back through Jaeger's own query APIs.
  */
 
 const ROOT_SPAN = 'invoke_agent hermes';
@@ -46,6 +46,8 @@ function withoutInheritedOtel(): Record<string, string> {
     'OTEL_TRACES_EXPORTER',
     'OTEL_EXPORTER_OTLP_ENDPOINT',
     'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT',
+    'OTEL_EXPORTER_OTLP_PROTOCOL',
+    'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL',
     'OTEL_TRACES_SAMPLER',
     'OTEL_RESOURCE_ATTRIBUTES',
   ])
@@ -104,9 +106,44 @@ afterAll(async () => {
   for (const s of stopped) if (s.status === 'rejected') throw s.reason;
 });
 
-describe('daemon → collector (otel-collector.yaml) → Jaeger, driven through the real shim', () => {
+/**
+ * Each OTLP protocol to the collector's otlp receiver, which listens on both
+ * transports: HTTP (the exporter appends /v1/traces) and gRPC (host:port).
+ */
+const PROTOCOLS = [
+  { protocol: 'http/protobuf', endpoint: () => collector.otlpHttpUrl },
+  { protocol: 'grpc', endpoint: () => collector.otlpGrpcUrl },
+  { protocol: 'http/json', endpoint: () => collector.otlpHttpUrl },
+] as const;
+
+/**
+ * Per protocol, the turns' traces as Jaeger holds them, ids and times left
+ * out: every span's operation, its parent's, its tags and its logs' names.
+ */
+const shapes = new Map<string, string[]>();
+/** tags that differ between two runs of the same session: a wall-clock latency, an id minted per run */
+const PER_RUN_TAGS = new Set(['aep.attention.latency_ms', 'aep.attention.request_id']);
+function shapeOf(traces: Iterable<LegacyTrace>, session: string): string[] {
+  const out: string[] = [];
+  for (const t of traces) {
+    const byId = new Map(t.spans.map((s) => [s.spanID, s]));
+    for (const s of t.spans) {
+      const parent = s.references.find((r) => r.refType === 'CHILD_OF');
+      const tags = s.tags
+        .filter((x) => !PER_RUN_TAGS.has(x.key))
+        .map((x) => `${x.key}=${String(x.value)}`)
+        .sort()
+        .join(',');
+      const logs = s.logs.map((l) => String(l.fields.find((f) => f.key === 'event')?.value)).join(',');
+      out.push(`${s.operationName} <- ${parent ? byId.get(parent.spanID)?.operationName : '-'} [${tags}] (${logs})`.split(session).join('<session>'));
+    }
+  }
+  return out.sort();
+}
+
+describe.each(PROTOCOLS)('daemon --$protocol--> collector (otel-collector.yaml) → Jaeger, driven through the real shim', ({ protocol, endpoint }) => {
   const script = scriptedSession(uniqueSession());
-  const service = uniqueService('fast');
+  const service = uniqueService(`fast-${protocol.replace('/', '-')}`);
   let d: DaemonProcess;
   let latencies: number[];
   let exported: number;
@@ -117,7 +154,8 @@ describe('daemon → collector (otel-collector.yaml) → Jaeger, driven through 
     d = await daemon({
       ...withoutInheritedOtel(),
       OTEL_TRACES_EXPORTER: 'otlp',
-      OTEL_EXPORTER_OTLP_ENDPOINT: collector.otlpHttpUrl,
+      OTEL_EXPORTER_OTLP_PROTOCOL: protocol,
+      OTEL_EXPORTER_OTLP_ENDPOINT: endpoint(),
       OTEL_SERVICE_NAME: service,
       OTEL_BSP_SCHEDULE_DELAY: FAST_BSP_DELAY,
     });
@@ -127,10 +165,11 @@ describe('daemon → collector (otel-collector.yaml) → Jaeger, driven through 
       const full = await jaeger.query.getTrace(t.traceId);
       if (full) legacy.set(t.traceId, full);
     }
+    shapes.set(protocol, shapeOf(legacy.values(), script.session));
     // opt-in: keep what Jaeger returned, e.g. to redraw the README's trace picture (test/tools/render-trace-svg.ts)
-    if (process.env.E2E_TRACE_DUMP) writeFileSync(process.env.E2E_TRACE_DUMP, JSON.stringify([...legacy.values()], null, 1));
+    if (process.env.E2E_TRACE_DUMP && protocol === 'http/protobuf') writeFileSync(process.env.E2E_TRACE_DUMP, JSON.stringify([...legacy.values()], null, 1));
     console.log(
-      `[e2e] turn end → queryable in Jaeger: turn 1 ${latencies[0]} ms, turn 2 ${latencies[1]} ms ` +
+      `[e2e] ${protocol}: turn end → queryable in Jaeger: turn 1 ${latencies[0]} ms, turn 2 ${latencies[1]} ms ` +
         `(daemon OTEL_BSP_SCHEDULE_DELAY=${FAST_BSP_DELAY} ms, collector OTELCOL_BATCH_TIMEOUT=${COLLECTOR_BATCH_TIMEOUT}, polled every 20 ms)`,
     );
   });
@@ -297,9 +336,18 @@ describe('daemon → collector (otel-collector.yaml) → Jaeger, driven through 
   });
 });
 
-describe('the default daemon batch delay (OTEL_BSP_SCHEDULE_DELAY unset = 5000 ms)', () => {
+describe('every protocol', () => {
+  it('delivered the same traces to Jaeger (ids and times aside)', () => {
+    const reference = shapes.get(PROTOCOLS[0].protocol);
+    expect(reference?.length).toBeGreaterThan(10);
+    for (const { protocol } of PROTOCOLS.slice(1)) expect(shapes.get(protocol), protocol).toEqual(reference);
+  });
+});
+
+describe('the default daemon batch delay (OTEL_BSP_SCHEDULE_DELAY unset = 5000 ms), over the default protocol (unset = http/protobuf)', () => {
   it('both turns still arrive; turn end → queryable measured', async () => {
     expect(process.env.OTEL_BSP_SCHEDULE_DELAY).toBeUndefined();
+    expect(withoutInheritedOtel().OTEL_EXPORTER_OTLP_PROTOCOL).toBe('');
     const script = scriptedSession(uniqueSession());
     const service = uniqueService('default');
     const d = await daemon({

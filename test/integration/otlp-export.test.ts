@@ -28,10 +28,23 @@ function exportingDaemon(env: Record<string, string>) {
   return ctx;
 }
 
-/** The mirror over REAL OTLP/HTTP to a receiver on loopback, decoded on arrival. */
-describe('OTLP/HTTP export from the daemon process', () => {
-  const ctx = exportingDaemon({ OTEL_SERVICE_NAME: 'hermes-aep-test', OTEL_RESOURCE_ATTRIBUTES: 'deployment.environment.name=ci' });
+/**
+ * The mirror over REAL OTLP/HTTP to a receiver on loopback, decoded on
+ * arrival: with no protocol set (http/protobuf, the OpenTelemetry default)
+ * and with http/json. (gRPC goes to the real collector in the e2e tier.)
+ */
+const HTTP_PROTOCOLS: { protocol: string; env: Record<string, string>; contentType: string; name: string }[] = [
+  { protocol: 'http/protobuf', env: {}, contentType: 'application/x-protobuf', name: 'the default, protocol unset' },
+  { protocol: 'http/json', env: { OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' }, contentType: 'application/json', name: 'OTEL_EXPORTER_OTLP_PROTOCOL' },
+];
+describe.each(HTTP_PROTOCOLS)('OTLP/HTTP export from the daemon process: $protocol ($name)', ({ env, contentType }) => {
+  const ctx = exportingDaemon({ OTEL_SERVICE_NAME: 'hermes-aep-test', OTEL_RESOURCE_ATTRIBUTES: 'deployment.environment.name=ci', ...env });
   const { script, receiver } = ctx;
+
+  it(`every request is ${contentType}`, () => {
+    expect(receiver.contentTypes.length).toBeGreaterThan(0);
+    expect(receiver.contentTypes.every((t) => t.startsWith(contentType))).toBe(true);
+  });
 
   it('what arrived decodes to the span tree, with the resource from OTEL_* variables', async () => {
     const h = await ctx.daemon.health();
@@ -64,9 +77,9 @@ describe('OTLP/HTTP export from the daemon process', () => {
   });
 });
 
-/** OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf: the same spans, as protobuf bodies (the OTel default many guides set). */
-describe('OTLP/HTTP protobuf export from the daemon process', () => {
-  const ctx = exportingDaemon({ OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf' });
+/** OTEL_EXPORTER_OTLP_TRACES_PROTOCOL=http/protobuf over OTEL_EXPORTER_OTLP_PROTOCOL=http/json: the traces-specific one is used. */
+describe('OTLP/HTTP protobuf export from the daemon process, chosen by the traces-specific variable', () => {
+  const ctx = exportingDaemon({ OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/protobuf' });
   const { script, receiver } = ctx;
 
   it('every request is protobuf, and carries the turns’ spans', async () => {
@@ -79,5 +92,6 @@ describe('OTLP/HTTP protobuf export from the daemon process', () => {
     expect(bytes).toContain('invoke_agent hermes');
     for (const run of script.turns) expect(bytes).toContain(run);
     expect(bytes).not.toContain(MARKER);
+    expect(receiver.spans).toHaveLength(h.sinks.otel.spans_exported);
   });
 });

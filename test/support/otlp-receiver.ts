@@ -1,11 +1,12 @@
 import { createServer, type Server } from 'node:http';
 import { gunzipSync } from 'node:zlib';
 import { decodeResourceSpans, type DecodedSpan } from './otlp-json.js';
+import { protobufResourceSpans } from './otlp-protobuf.js';
 
-/** One span as it arrived over OTLP/JSON, attributes decoded to plain values. */
+/** One span as it arrived over OTLP/HTTP (JSON or protobuf), attributes decoded to plain values. */
 export type ReceivedSpan = DecodedSpan;
 
-/** A real OTLP/HTTP traces receiver on loopback, for tests: JSON bodies decoded; protobuf bodies kept as bytes. */
+/** A real OTLP/HTTP traces receiver on loopback, for tests: JSON and protobuf bodies decoded alike; every body also kept as bytes. */
 export class OtlpReceiver {
   readonly spans: ReceivedSpan[] = [];
   /** every request body as received, for byte-level content checks */
@@ -34,7 +35,10 @@ export class OtlpReceiver {
         this.bodies.push(body);
         const type = req.headers['content-type'] ?? '';
         this.contentTypes.push(type);
-        if (type.startsWith('application/x-protobuf')) return void res.writeHead(200, { 'content-type': 'application/x-protobuf' }).end();
+        if (type.startsWith('application/x-protobuf')) {
+          this.spans.push(...decodeResourceSpans(protobufResourceSpans(body)));
+          return void res.writeHead(200, { 'content-type': 'application/x-protobuf' }).end();
+        }
         const doc = JSON.parse(body.toString('utf8')) as { resourceSpans?: any[] };
         this.spans.push(...decodeResourceSpans(doc.resourceSpans));
         res.writeHead(200, { 'content-type': 'application/json' }).end('{}');

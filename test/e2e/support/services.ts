@@ -186,8 +186,10 @@ export function startJaeger(env: Record<string, string> = {}): Promise<JaegerSer
 
 export interface CollectorService extends ServiceProcess {
   readonly ports: { otlpHttp: number; otlpGrpc: number; health: number };
-  /** base URL for OTEL_EXPORTER_OTLP_ENDPOINT (the exporter appends /v1/traces) */
+  /** base URL for OTEL_EXPORTER_OTLP_ENDPOINT with an http/* protocol (the exporter appends /v1/traces) */
   readonly otlpHttpUrl: string;
+  /** OTEL_EXPORTER_OTLP_ENDPOINT with OTEL_EXPORTER_OTLP_PROTOCOL=grpc (host and port; http:// is plaintext) */
+  readonly otlpGrpcUrl: string;
 }
 
 /**
@@ -211,7 +213,11 @@ export function startCollector(opts: { jaegerGrpcPort: number; env?: Record<stri
       ...opts.env,
     });
     await waitHealthy(svc, exited, `http://${LOOPBACK}:${health}/`);
-    return Object.assign(svc, { ports: { otlpHttp, otlpGrpc, health }, otlpHttpUrl: `http://${LOOPBACK}:${otlpHttp}` });
+    return Object.assign(svc, {
+      ports: { otlpHttp, otlpGrpc, health },
+      otlpHttpUrl: `http://${LOOPBACK}:${otlpHttp}`,
+      otlpGrpcUrl: `http://${LOOPBACK}:${otlpGrpc}`,
+    });
   });
 }
 

@@ -37,13 +37,13 @@ function daemon(env: Record<string, string>, deadlineMs = 15_000): Promise<{ cod
 
 describe('the real daemon with bad settings: exit 2, one stderr line naming every bad variable and what it accepts', () => {
   it('bad values of the daemon and the mirror together; the values themselves never shown', async () => {
-    const r = await daemon({ AEP_PORT: 'port-8393', OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc', OTEL_EXPORTER_OTLP_HEADERS: 'Bearer sk-live-0123456789' });
+    const r = await daemon({ AEP_PORT: 'port-8393', OTEL_EXPORTER_OTLP_PROTOCOL: 'HTTP/JSON', OTEL_EXPORTER_OTLP_HEADERS: 'Bearer sk-live-0123456789' });
     expect([r.code, r.killed]).toEqual([2, false]);
     const lines = r.stderr.trim().split('\n');
     expect(lines).toHaveLength(1);
     const line = JSON.parse(lines[0]!) as { level: string; msg: string; variables: string };
     expect(line).toMatchObject({ level: 'error', variables: 'AEP_PORT,OTEL_EXPORTER_OTLP_PROTOCOL,OTEL_EXPORTER_OTLP_HEADERS' });
-    expect(line.msg).toContain('OTEL_EXPORTER_OTLP_PROTOCOL: one of http/json, http/protobuf (OTLP over HTTP; grpc is not supported)');
+    expect(line.msg).toContain('OTEL_EXPORTER_OTLP_PROTOCOL: one of http/protobuf, http/json, grpc');
     expect(r.stderr).not.toMatch(/port-8393|sk-live/);
   });
 

@@ -54,8 +54,9 @@ function outputOf(x: Record<string, unknown>): ModelOutput | undefined {
   if (!msg) return undefined;
   const content = typeof msg.content === 'string' && msg.content.length > 0 ? msg.content : undefined;
   const calls: ModelToolCall[] = (Array.isArray(msg.tool_calls) ? msg.tool_calls : []).filter(isRecord).map((c) => {
+    // Hermes's own ToolCall flattened (`name`, `arguments`); a provider's raw object nests them under `function`
     const fn = isRecord(c.function) ? c.function : {};
-    return compact({ id: str(c.id), name: str(fn.name), arguments: argumentsOf(fn.arguments) });
+    return compact({ id: str(c.id), name: str(c.name ?? fn.name), arguments: argumentsOf(c.arguments ?? fn.arguments) });
   });
   if (content === undefined && calls.length === 0) return undefined;
   return compact({ content, tool_calls: calls.length > 0 ? calls : undefined });

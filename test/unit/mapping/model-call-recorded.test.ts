@@ -47,7 +47,7 @@ function load(file: string): { all: HookEnvelope[]; calls: HookEnvelope[] } {
 function modelCall(env: HookEnvelope, level: CaptureLevel): Record<string, unknown> {
   const out = mapHook(env, policyAt(level));
   expect(out.map((e) => e.type)).toEqual(['x.hermes.model.call']);
-  return out[0]!.data;
+  return out[0]!.data as Record<string, unknown>;
 }
 
 /** Hermes's epoch seconds (`time.time()`) as RFC 3339, to the millisecond. */

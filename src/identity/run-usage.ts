@@ -27,7 +27,7 @@ function usageOf(data: Record<string, unknown>): Usage | undefined {
     const v = data[k];
     if (typeof v === 'number' && Number.isSafeInteger(v) && v >= 0) out[k] = v;
   }
-  return Object.keys(out).length > 0 ? (out) : undefined;
+  return Object.keys(out).length > 0 ? out : undefined;
 }
 
 function usdOf(cost: unknown): { total: number; prompt: number; completion: number } | undefined {

@@ -51,7 +51,11 @@ describe('plugin transport: the envelope bytes', () => {
       .map((line) => {
         const env = JSON.parse(line);
         // the recorded run's working directory is not this one: the same bytes, with the harness's cwd
-        want.push(line.replace(`"cwd": ${JSON.stringify(env.cwd)}`, `"cwd": ${JSON.stringify(cwd)}`));
+        let bytes = line.replace(`"cwd": ${JSON.stringify(env.cwd)}`, `"cwd": ${JSON.stringify(cwd)}`);
+        // the plugin leaves out post_api_request's raw assistant object (the shell transport's str() of it); the sanitized
+        // copy under `response` stays, byte for byte
+        if (env.hook_event_name === 'post_api_request') bytes = bytes.replace(/, "assistant_message": "(?:[^"\\]|\\.)*"/, '');
+        want.push(bytes);
         return { hook: env.hook_event_name, kwargs: kwargsOf(env) };
       });
     expect(calls.length).toBeGreaterThan(100);

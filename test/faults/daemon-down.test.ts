@@ -273,7 +273,8 @@ describe('the spool cap: excess hooks are dropped and counted, /healthz shows th
     expect(h.spool).toMatchObject({ ingested: 3, pending: 0, dropped: 3 });
     // the first three made it, in order; the rest never will
     const logs = readLogs(s.dirs.historyDir).get(`${safeFileName(s.script.session)}.jsonl`)!;
-    expect(logs.map((e) => e.type)).toEqual(['session.started', 'run.started', 'tool.requested']);
+    // (the session start, the turn start, the turn's first model call)
+    expect(logs.map((e) => e.type)).toEqual(['session.started', 'run.started', 'x.hermes.model.call']);
     // drained: the ledger is back to zero, so the next outage gets the whole cap again
     await d.stop();
     await s.fire(3, { AEP_SPOOL_MAX_FILES: '3' });

@@ -198,6 +198,8 @@ describe.each(PROTOCOLS)('daemon --$protocol--> collector (otel-collector.yaml) 
     expect(names).toEqual(
       [
         ...Array<string>(2).fill(ROOT_SPAN),
+        // the scripted session's three model calls (two in turn 1, one in turn 2)
+        ...Array<string>(3).fill('chat hermes-4'),
         'invoke_agent hermes.subagent',
         ...Array<string>(4).fill('execute_tool terminal'),
         'execute_tool read_file',

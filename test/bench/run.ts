@@ -1,7 +1,7 @@
 // `npm run bench`: every suite in test/bench/suites/, one after another, each figure a ratio to a yardstick
 // measured in the same run, each ratio checked against its budget.
 //
-//   node dist/test/bench/run.js                 full run: docs/bench/latest.json + the README's Performance table
+//   node dist/test/bench/run.js                 full run: docs/bench/latest.json + the table in docs/performance.md
 //   node dist/test/bench/run.js --short         CI's run: smaller, shorter; JSON to a temp file (or --out);
 //                                               exits 1 only when a ratio breaks its budget WIDELY (below) or a suite fails
 //   node dist/test/bench/run.js --only restart  one suite (repeat or comma-separate for more); writes no tracked file
@@ -184,9 +184,9 @@ async function main(): Promise<void> {
   printTable(results, args.short);
   console.log(`\nJSON: ${out}`);
   if (full) {
-    const readme = path.join(ROOT, 'README.md');
-    writeFileSync(readme, replaceBetweenMarkers(readFileSync(readme, 'utf8'), renderReadmeBlock(doc)));
-    console.log(`README.md: Performance table rewritten`);
+    const page = path.join(ROOT, 'docs', 'performance.md');
+    writeFileSync(page, replaceBetweenMarkers(readFileSync(page, 'utf8'), renderReadmeBlock(doc)));
+    console.log(`docs/performance.md: Performance table rewritten`);
   }
   const broken = verdicts.filter((v) => v === 'error' || (args.short && v === 'FAIL (wide)'));
   if (broken.length > 0) {

@@ -42,7 +42,7 @@ const END = '<!-- bench:end -->';
 export function replaceBetweenMarkers(text: string, block: string): string {
   const a = text.indexOf(BEGIN);
   const b = text.indexOf(END);
-  if (a < 0 || b < a || text.indexOf(BEGIN, a + 1) >= 0) throw new Error(`README.md needs exactly one ${BEGIN} … ${END} pair`);
+  if (a < 0 || b < a || text.indexOf(BEGIN, a + 1) >= 0) throw new Error(`docs/performance.md needs exactly one ${BEGIN} … ${END} pair`);
   return `${text.slice(0, a + BEGIN.length)}\n${block.trimEnd()}\n${text.slice(b)}`;
 }
 
@@ -64,7 +64,7 @@ interface Phase {
   readonly share: number;
 }
 
-/** The README's Performance table (and the per-hook profile table, when a figure carries `detail.phases`). */
+/** The Performance table of docs/performance.md (and the per-hook profile table, when a figure carries `detail.phases`). */
 export function renderReadmeBlock(doc: Doc): string {
   const m = doc.machine;
   const lines = [

@@ -10,16 +10,17 @@ import { X_HERMES } from '../aep/lifecycle.js';
  * like an identifier is left out rather than carried.
  */
 const IDENTIFIER = /^[A-Za-z0-9][A-Za-z0-9._:/@+-]{0,127}$/;
-const id = (v: unknown): string | undefined => (typeof v === 'string' && IDENTIFIER.test(v) ? v : undefined);
+/** A model, platform or provider name: identifier-shaped, else absent (a free-text value is no identifier). */
+export const identifier = (v: unknown): string | undefined => (typeof v === 'string' && IDENTIFIER.test(v) ? v : undefined);
 
 /** Which extension attributes an event of `type` carries, from its envelope (none: `undefined`). */
 export function hermesExtensions(env: HookEnvelope, type: string): AepExtensions | undefined {
   if (type !== 'run.started' && type !== 'session.started' && type !== X_HERMES.apiError) return undefined;
   const x = extraOf(env);
   const out: { -readonly [K in keyof AepExtensions]: AepExtensions[K] } = {};
-  const model = id(x.model);
-  const platform = id(x.platform);
-  const provider = type === X_HERMES.apiError ? id(x.provider) : undefined;
+  const model = identifier(x.model);
+  const platform = identifier(x.platform);
+  const provider = type === X_HERMES.apiError ? identifier(x.provider) : undefined;
   if (model) out.hermesmodel = model;
   if (platform) out.hermesplatform = platform;
   if (provider) out.hermesprovider = provider;

@@ -6,11 +6,8 @@ import { fromHermesUsage } from '../usage/token-usage.js';
 import { redactText, redactValue } from '../capture/redact.js';
 import { levelFor } from '../capture/policy.js';
 import { compact } from './content.js';
+import { identifier as ident } from './extensions.js';
 import type { MappedEvent } from './types.js';
-
-/** A model or provider name: identifier-shaped, else absent (a free-text value is no identifier). */
-const IDENTIFIER = /^[A-Za-z0-9][A-Za-z0-9._:/@+-]{0,127}$/;
-const ident = (v: unknown): string | undefined => (typeof v === 'string' && IDENTIFIER.test(v) ? v : undefined);
 
 /** Hermes's epoch seconds (`time.time()`) as an RFC 3339 time, millisecond precision; absent when not a plausible time. */
 function isoOf(seconds: unknown): string | undefined {

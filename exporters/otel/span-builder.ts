@@ -8,7 +8,7 @@ import { cardSpanId, chatSpanId, delegationSpanId, orphanTraceId, toolSpanId } f
 import { MAX_REMEMBERED, OpenUnits, type BuilderCounters, type NewUnit, type Unit } from './open-units.js';
 import type { TraceSampler } from './sampler.js';
 import { cardStartAttrs, chatAttrs, delegationStartAttrs, runStartAttrs, terminalAttrs, toolStartAttrs } from './span-attributes.js';
-import { contentAttrs } from './span-content.js';
+import { contentAttrs, visibleData } from './span-content.js';
 import { spanEventAttrs } from './span-event.js';
 import { SpanContexts, type SpanCtx } from './span-contexts.js';
 import type { SpanRecord } from './span-record.js';
@@ -92,8 +92,10 @@ export class SpanBuilder {
       this.counters.unattached++;
       return { finished };
     }
-    this.addEvent(unit, ev, t);
-    Object.assign(unit.attributes, contentAttrs(ev, this.opts.ceiling));
+    // the event's data as the exporter may show it, down-leveled once for the span event and the content attributes
+    const data = visibleData(ev, this.opts.ceiling);
+    this.addEvent(unit, ev, t, data);
+    Object.assign(unit.attributes, contentAttrs(ev, data));
     // outcome attributes only from the unit's OWN events (a tool failure riding
     // on its run for want of a call id must not mark the run failed)
     if (family === unit.kind || (unit.kind === 'run' && ev.type === X_HERMES.apiError)) {
@@ -201,6 +203,7 @@ export class SpanBuilder {
     const parent = run?.ctx ?? this.ctx.run(ev.session, ev.run);
     const ctx = this.ctx.of(parent.traceId, chatSpanId(ev.session, ev.id), 'chat');
     const d = ev.data;
+    const data = visibleData(ev, this.opts.ceiling);
     const time = (v: unknown): number | undefined => (typeof v === 'string' ? Date.parse(v) : Number.NaN) || undefined;
     const endMs = time(d.ended_at) ?? t;
     const startMs = Math.min(endMs, time(d.started_at) ?? endMs - (typeof d.duration_ms === 'number' ? d.duration_ms : 0));
@@ -221,8 +224,8 @@ export class SpanBuilder {
       sampled: ctx.sampled,
       startMs,
       endMs,
-      attributes: { ...chatAttrs(ev), ...contentAttrs(ev, this.opts.ceiling) },
-      events: [{ name: ev.type, timeMs: t, attributes: spanEventAttrs(ev, this.opts.ceiling) }],
+      attributes: { ...chatAttrs(ev), ...contentAttrs(ev, data) },
+      events: [{ name: ev.type, timeMs: t, attributes: spanEventAttrs(ev, data) }],
       droppedEvents: 0,
       links: [],
       status: { code: 'unset' },
@@ -334,9 +337,9 @@ export class SpanBuilder {
     });
   }
 
-  private addEvent(unit: Unit, ev: AepEvent, t: number): void {
+  private addEvent(unit: Unit, ev: AepEvent, t: number, data: Record<string, unknown> | undefined): void {
     unit.lastMs = Math.max(unit.lastMs, t);
-    if (unit.events.length < this.maxEvents) unit.events.push({ name: ev.type, timeMs: t, attributes: spanEventAttrs(ev, this.opts.ceiling) });
+    if (unit.events.length < this.maxEvents) unit.events.push({ name: ev.type, timeMs: t, attributes: spanEventAttrs(ev, data) });
     else unit.droppedEvents++;
     // a cause in ANOTHER unit (not this span, not its parent) becomes a link
     const cause = ev.cause ? this.eventCtx.get(ev.cause) : undefined;

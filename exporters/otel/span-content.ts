@@ -16,7 +16,7 @@ const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
  * own capture and the exporter's ceiling (AEP_OTEL_CAPTURE) are `redacted` or
  * above, down-leveled to the lower of the two; undefined below.
  */
-function visibleData(ev: AepEvent, ceiling: CaptureLevel): Record<string, unknown> | undefined {
+export function visibleData(ev: AepEvent, ceiling: CaptureLevel): Record<string, unknown> | undefined {
   const level = minCapture(ev.capture, ceiling);
   if (captureRank(level) < captureRank('redacted')) return undefined;
   const data = downlevel(ev as unknown as CaptureEvent, level).data;
@@ -53,10 +53,10 @@ function outputParts(out: Record<string, unknown>): Record<string, unknown>[] {
  * the conventions give them (input and output messages as arrays of
  * `{role, parts}`; tool arguments and results as JSON text), only
  * where the capture levels admit its content. A value too long is left out
- * (the span event's `aep.data.omitted_chars` says so).
+ * (the span event's `aep.data.omitted_chars` says so). `d`: the event's data as
+ * `visibleData` leaves it (computed once per event, for the span event too).
  */
-export function contentAttrs(ev: AepEvent, ceiling: CaptureLevel): Attrs {
-  const d = visibleData(ev, ceiling);
+export function contentAttrs(ev: AepEvent, d: Record<string, unknown> | undefined): Attrs {
   if (!d) return {};
   const out: Record<string, string | undefined> = {};
   switch (ev.type) {

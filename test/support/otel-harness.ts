@@ -27,3 +27,9 @@ export async function mirroredDaemon(opts: { env?: Record<string, string>; polic
 
 /** Milliseconds since the epoch of an SDK HrTime. */
 export const ms = (t: [number, number]): number => t[0] * 1000 + t[1] / 1e6;
+
+/** A mirror with content on (redacted on both sides), as the span-shape tests run it. */
+export const CONTENT_ON = {
+  env: { AEP_OTEL_CAPTURE: 'redacted' },
+  policy: { ceiling: 'redacted', categories: {}, redact: { home: '/home/dev' }, agent: 'hermes' },
+} as const satisfies Parameters<typeof mirroredDaemon>[0];

@@ -1,19 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../src/config/config.js';
-import { ConfigError } from '../../../src/config/read-env.js';
+import { configError } from '../../support/config-error.js';
 import { daemonDirectories, readSettings } from '../../../src/config/settings.js';
 import { loadOtelConfig } from '../../../exporters/otel/otel-config.js';
-
-/** the ConfigError `fn` throws */
-function configError(fn: () => unknown): ConfigError {
-  try {
-    fn();
-  } catch (err) {
-    expect(err).toBeInstanceOf(ConfigError);
-    return err as ConfigError;
-  }
-  return expect.unreachable('no ConfigError');
-}
 
 describe('settings', () => {
   it('defaults, and empty values read as unset (never 0)', () => {

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { ATTRIBUTE_CATALOGUE, EVENT_ATTR, LINK_ATTR, RESOURCE_ATTR, SPAN_ATTR, type AttributePlace } from '../../../exporters/otel/attribute-catalogue.js';
-import { mirroredDaemon } from '../../support/otel-harness.js';
+import { CONTENT_ON, mirroredDaemon } from '../../support/otel-harness.js';
 import { ROOT } from '../../support/paths.js';
 import { scriptedSession } from '../../support/scripted-session.js';
 
@@ -69,10 +69,7 @@ describe('the span attribute catalogue', () => {
   });
 
   it('the spans of the scripted session, content on, carry only catalogue names, each in its place', async () => {
-    const h = await mirroredDaemon({
-      env: { AEP_OTEL_CAPTURE: 'redacted' },
-      policy: { ceiling: 'redacted', categories: {}, redact: { home: '/home/dev' }, agent: 'hermes' },
-    });
+    const h = await mirroredDaemon(CONTENT_ON);
     try {
       await h.feed(scriptedSession().envelopes);
       const spans = h.spans();

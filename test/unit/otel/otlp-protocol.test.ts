@@ -3,7 +3,7 @@ import { OTLPTraceExporter as JsonExporter } from '@opentelemetry/exporter-trace
 import { OTLPTraceExporter as ProtobufExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import type { SpanExporter } from '@opentelemetry/sdk-trace';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { ConfigError } from '../../../src/config/read-env.js';
+import { configError } from '../../support/config-error.js';
 import { readSettings } from '../../../src/config/settings.js';
 import { DeferredExporter } from '../../../exporters/otel/deferred-exporter.js';
 import { createExporter } from '../../../exporters/otel/exporter-factory.js';
@@ -11,16 +11,6 @@ import { loadOtelConfig, OTLP_PROTOCOLS } from '../../../exporters/otel/otel-con
 
 const ENDPOINT = { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318' };
 const protocolOf = (env: Record<string, string>) => loadOtelConfig('/l', { ...ENDPOINT, ...env }).protocol;
-
-function configError(fn: () => unknown): ConfigError {
-  try {
-    fn();
-  } catch (err) {
-    expect(err).toBeInstanceOf(ConfigError);
-    return err as ConfigError;
-  }
-  return expect.unreachable('no ConfigError');
-}
 
 /** The exporter the daemon builds for `env`, its import done (the mirror starts it in the background). */
 async function built(env: Record<string, string>): Promise<SpanExporter> {

@@ -1,6 +1,6 @@
 import { JsonTraceSerializer, ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
 import { describe, expect, it } from 'vitest';
-import { mirroredDaemon } from '../../support/otel-harness.js';
+import { CONTENT_ON, mirroredDaemon } from '../../support/otel-harness.js';
 import { decodeResourceSpans } from '../../support/otlp-json.js';
 import { protobufResourceSpans } from '../../support/otlp-protobuf.js';
 import { scriptedSession } from '../../support/scripted-session.js';
@@ -8,10 +8,7 @@ import { scriptedSession } from '../../support/scripted-session.js';
 /** The test receiver's protobuf reader, checked against the SDK's own serializers: the same spans either way. */
 describe('the protobuf reader of the test receiver', () => {
   it('reads what ProtobufTraceSerializer writes as decodeResourceSpans reads the JSON of the same spans', async () => {
-    const h = await mirroredDaemon({
-      env: { AEP_OTEL_CAPTURE: 'redacted' },
-      policy: { ceiling: 'redacted', categories: {}, redact: { home: '/home/dev' }, agent: 'hermes' },
-    });
+    const h = await mirroredDaemon(CONTENT_ON);
     try {
       await h.feed(scriptedSession().envelopes);
       const spans = h.spans();

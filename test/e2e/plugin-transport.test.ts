@@ -62,7 +62,7 @@ function history(run: Run): string[] {
   return lanes.flatMap((lane, i) => [`--- lane ${i}`, ...lane.map((e) => norm(JSON.stringify(e)))]);
 }
 
-/** The span trees: per trace (by root start), each span's depth, name, attributes, events and links, normalised. */
+/** The span trees: per trace (by root start), children in AEP sequence order, each span's depth, name, attributes, events and links, normalised. */
 function spanTrees(spans: readonly ReceivedSpan[], norm = normaliser()): string[] {
   const byParent = new Map<string | undefined, ReceivedSpan[]>();
   const ids = new Set(spans.map((s) => s.spanId));
@@ -71,14 +71,20 @@ function spanTrees(spans: readonly ReceivedSpan[], norm = normaliser()): string[
     byParent.set(p, [...(byParent.get(p) ?? []), s]);
   }
   const start = (s: ReceivedSpan) => BigInt(s.startTimeUnixNano);
-  const order = (list: ReceivedSpan[]) => [...list].sort((a, b) => (start(a) < start(b) ? -1 : start(a) > start(b) ? 1 : a.name.localeCompare(b.name)));
+  const byStart = (a: ReceivedSpan, b: ReceivedSpan) => (start(a) < start(b) ? -1 : start(a) > start(b) ? 1 : a.name.localeCompare(b.name));
+  // siblings in the session's causal order (the AEP sequence of each span's first event), which both transports share;
+  // start times do not order them alike: a chat span starts at Hermes's own clock, the others when the daemon received
+  // the hook, which the plugin's background sender may do a few ms after the next model call began
+  const firstSeq = (s: ReceivedSpan) => Math.min(...s.events.map((e) => Number(e.attributes['aep.sequence'] ?? Infinity)));
+  const bySeq = (a: ReceivedSpan, b: ReceivedSpan) => firstSeq(a) - firstSeq(b) || byStart(a, b);
+  const order = (list: ReceivedSpan[], roots = false) => [...list].sort(roots ? byStart : bySeq);
   const out: string[] = [];
   const walk = (s: ReceivedSpan, depth: number) => {
     const { name, attributes, events, links, status } = s;
     out.push(norm(`${'  '.repeat(depth)}${JSON.stringify({ name, attributes, events, links, status })}`));
     for (const c of order(byParent.get(s.spanId) ?? [])) walk(c, depth + 1);
   };
-  for (const root of order(byParent.get(undefined) ?? [])) walk(root, 0);
+  for (const root of order(byParent.get(undefined) ?? [], true)) walk(root, 0);
   return out;
 }
 

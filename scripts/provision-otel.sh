@@ -4,12 +4,14 @@
 #
 #   ${HERMES_AEP_CACHE:-$HOME/.cache/hermes-aep}/otelcol-<version>-<manifest sha8>/otelcol
 #   ${HERMES_AEP_CACHE:-$HOME/.cache/hermes-aep}/jaeger-<version>/jaeger
+#   ${HERMES_AEP_CACHE:-$HOME/.cache/hermes-aep}/prometheus-<version>/prometheus
 #
 # A binary that already exists is not rebuilt (pass --force to rebuild).
-# Progress goes to stderr; stdout gets exactly two lines at the end:
+# Progress goes to stderr; stdout gets exactly three lines at the end:
 #
 #   OTELCOL=/abs/path/otelcol
 #   JAEGER=/abs/path/jaeger
+#   PROMETHEUS=/abs/path/prometheus
 #
 # so callers can do:  eval "$(scripts/provision-otel.sh)"
 #
@@ -33,6 +35,11 @@ OCB_MODULE="go.opentelemetry.io/collector/cmd/builder"
 JAEGER_MODULE="github.com/jaegertracing/jaeger"
 JAEGER_MODULE_VERSION="v1.76.0"
 JAEGER_VERSION="2.13.0"
+# Prometheus 3.x publishes its Go module as v0.3MM.P for release v3.MM.P; the
+# image tag in docker-compose.yml is the release (v3.16.0 <-> v0.316.0).
+PROMETHEUS_MODULE="github.com/prometheus/prometheus"
+PROMETHEUS_MODULE_VERSION="v0.316.0"
+PROMETHEUS_VERSION="3.16.0"
 
 # --- arguments ---------------------------------------------------------------
 FORCE=0
@@ -71,6 +78,8 @@ OTELCOL_DIR="$CACHE_ROOT/otelcol-${OTELCOL_VERSION}-${MANIFEST_SHA8}"
 OTELCOL_BIN="$OTELCOL_DIR/otelcol"
 JAEGER_DIR="$CACHE_ROOT/jaeger-${JAEGER_VERSION}"
 JAEGER_BIN="$JAEGER_DIR/jaeger"
+PROMETHEUS_DIR="$CACHE_ROOT/prometheus-${PROMETHEUS_VERSION}"
+PROMETHEUS_BIN="$PROMETHEUS_DIR/prometheus"
 OCB_BIN="$CACHE_ROOT/tools/ocb-${OTELCOL_VERSION}/builder"
 
 # One provisioning run at a time per cache (parallel CI jobs / test runs).
@@ -135,8 +144,36 @@ build_jaeger() {
   log "jaeger built in $(elapsed "$t0"): $("$JAEGER_BIN" version 2>/dev/null | head -c 200)"
 }
 
+build_prometheus() {
+  if [ "$FORCE" = 0 ] && [ -x "$PROMETHEUS_BIN" ]; then
+    log "prometheus cached: $PROMETHEUS_BIN"
+    return
+  fi
+  local t0 work
+  t0=$(date +%s)
+  mkdir -p "$PROMETHEUS_DIR"
+  work="$(mktemp -d "$PROMETHEUS_DIR/.build.XXXXXX")"
+  CLEANUP+=("$work")
+  # Same throw-away-module build as jaeger (prometheus's go.mod has exclude
+  # directives, which `go install pkg@version` refuses). Built without the
+  # `builtinassets` tag: the server, its API and PromQL are all there, the web
+  # UI's compiled assets (an npm build, not in the module) are not.
+  log "building prometheus ${PROMETHEUS_VERSION} (${PROMETHEUS_MODULE}@${PROMETHEUS_MODULE_VERSION}) in $work"
+  (
+    cd "$work"
+    go mod init hermes-aep.local/prometheus-build >/dev/null 2>&1
+    go get -tool "${PROMETHEUS_MODULE}/cmd/prometheus@${PROMETHEUS_MODULE_VERSION}"
+    go build -o "$work/prometheus" -ldflags "-s -w" "${PROMETHEUS_MODULE}/cmd/prometheus"
+  ) >&2
+  mv -f "$work/prometheus" "$PROMETHEUS_BIN.tmp"
+  mv -f "$PROMETHEUS_BIN.tmp" "$PROMETHEUS_BIN"
+  log "prometheus built in $(elapsed "$t0")"
+}
+
 build_otelcol
 build_jaeger
+build_prometheus
 
 echo "OTELCOL=$OTELCOL_BIN"
 echo "JAEGER=$JAEGER_BIN"
+echo "PROMETHEUS=$PROMETHEUS_BIN"

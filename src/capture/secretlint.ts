@@ -60,6 +60,54 @@ const RULE_SOURCES: Readonly<Record<string, (text: string) => readonly SourceIde
   gcp: (text) => (text.includes('private_key') ? [{ filePath: 'key.json', ext: '.json' }] : []),
 };
 
+/** `[A-Za-z0-9_-]`: the characters of a GitHub token's segments */
+function isTokenChar(c: number): boolean {
+  return (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95 || c === 45;
+}
+
+/**
+ * The farthest a `ghs_<app id>_<first segment>` may run before the `.` that
+ * must end its first segment: `ghs_`, at most 20 digits, `_`, at most 1000.
+ */
+const APP_TOKEN_HEAD_MAX = 4 + 20 + 1 + 1000;
+
+/**
+ * What the `github` rule reads: the string with every `ghs_` that cannot
+ * begin an app installation token (`ghs_<id>_<seg>.<seg>.<seg>`) spelled
+ * `ghr_`, same length, so every range stays where it is. Such a start cannot
+ * match because its run of token characters does not end in a `.`, or ends
+ * in one too far away for the first segment; the rule's other patterns take
+ * `ghr_` exactly as `ghs_` (same alternation, same lookarounds), and only
+ * ranges are kept. Why: the app-token pattern scans up to 1000 characters
+ * from every `ghs_` before it fails, so a run of `ghs_1_ghs_1_…` cost ~50
+ * times ordinary text (linear, but the largest factor of any input).
+ * A test runs the rule on random strings both ways and wants the same ranges.
+ */
+export function quietAppTokenStarts(text: string): string {
+  let at = text.indexOf('ghs_');
+  if (at === -1) return text;
+  const parts: string[] = [];
+  let from = 0;
+  let runEnd = -1;
+  for (; at !== -1; at = text.indexOf('ghs_', at + 4)) {
+    if (at > runEnd) for (runEnd = at; runEnd < text.length && isTokenChar(text.charCodeAt(runEnd));) runEnd++;
+    if (text.charCodeAt(runEnd) === 46 /* . */ && runEnd - at <= APP_TOKEN_HEAD_MAX) continue;
+    parts.push(text.slice(from, at + 2), 'r');
+    from = at + 3;
+  }
+  if (parts.length === 0) return text;
+  parts.push(text.slice(from));
+  return parts.join('');
+}
+
+/**
+ * What a rule reads instead of the string itself, where that is cheaper and
+ * finds exactly the same ranges (see each function).
+ */
+const RULE_CONTENT: Readonly<Record<string, (text: string) => string>> = {
+  github: quietAppTokenStarts,
+};
+
 /**
  * Preset rules this host does not run, with the reason. Every other rule the
  * installed preset carries is run: a new scanner rule after an upgrade detects
@@ -128,6 +176,7 @@ interface HostedRule {
   readonly id: string;
   readonly file: NonNullable<SecretLintRuleReportHandler['file']>;
   readonly sources: (text: string) => readonly SourceIdentity[];
+  readonly content: ((text: string) => string) | undefined;
 }
 
 function shortId(rule: SecretLintRuleCreator<unknown>): string {
@@ -186,7 +235,7 @@ export function createSecretlintHost(rules: readonly SecretLintRuleCreator<unkno
     const handler = rule.create(context, RULE_OPTIONS[id] ?? {});
     const file = handler.file?.bind(handler);
     if (file === undefined) return [];
-    return [{ id, file, sources: RULE_SOURCES[id] ?? (() => [PLAIN]) }];
+    return [{ id, file, sources: RULE_SOURCES[id] ?? (() => [PLAIN]), content: RULE_CONTENT[id] }];
   });
 
   const scan = (text: string): SecretlintFindings => {
@@ -198,7 +247,8 @@ export function createSecretlintHost(rules: readonly SecretLintRuleCreator<unkno
         const found: Range[] = [];
         collecting = found;
         try {
-          const source = identity === PLAIN ? plain : new StringSource(text, identity.filePath, identity.ext);
+          const content = rule.content?.(text) ?? text;
+          const source = identity === PLAIN && content === text ? plain : new StringSource(content, identity.filePath, identity.ext);
           const result: unknown = rule.file(source);
           if (isThenable(result)) {
             // Work the hook path cannot wait for: fail closed, and keep the rejection handled.

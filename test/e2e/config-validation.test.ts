@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { ROOT } from '../support/paths.js';
 import { tempDir } from '../support/processes.js';
+import { JAEGER_COMPOSE_CONFIG } from './support/services.js';
 
 /**
  * The shipped deployment configs checked by the real tools: the collector
@@ -94,6 +95,47 @@ describe('test/e2e/jaeger-config.yaml against the real Jaeger (jaeger validate)'
     const r = await run(tool('E2E_JAEGER'), ['validate', '--config', `file:${bad}`]);
     expect(r.code).not.toBe(0);
     expect(r.output).toContain('undeclared');
+  });
+});
+
+describe('deploy/jaeger/jaeger.yaml (the compose Jaeger, Badger) against the real Jaeger', () => {
+  it('the shipped config validates', async () => {
+    const r = await run(tool('E2E_JAEGER'), ['validate', '--config', `file:${JAEGER_COMPOSE_CONFIG}`]);
+    expect(r, r.output).toMatchObject({ code: 0 });
+  });
+
+  it('a copy with a Badger key Jaeger does not know is rejected, naming it', async () => {
+    const bad = brokenCopy('deploy/jaeger/jaeger.yaml', ['          ephemeral: false\n', '          ephemeral: false\n          sync_writes: true\n']);
+    const r = await run(tool('E2E_JAEGER'), ['validate', '--config', `file:${bad}`]);
+    expect(r.code).not.toBe(0);
+    expect(r.output).toContain('sync_writes');
+  });
+
+  it('is the file compose mounts and runs, and the one the restart test runs', () => {
+    const compose = parse(readFileSync(path.join(ROOT, 'docker-compose.yml'), 'utf8')) as {
+      services: Record<string, { command?: string[]; volumes?: string[]; environment?: Record<string, string>; healthcheck?: { test?: string[] } }>;
+    };
+    const jaeger = compose.services.jaeger!;
+    expect(jaeger.command?.slice(0, 1)).toEqual(['--config']);
+    const inContainer = jaeger.command![1]!;
+    const mount = (jaeger.volumes ?? []).map((v) => v.split(':')).find(([, target]) => target === inContainer);
+    expect(mount, `a volume mounted at ${inContainer}`).toBeDefined();
+    expect(path.resolve(ROOT, mount![0]!)).toBe(JAEGER_COMPOSE_CONFIG);
+    expect(mount![2]).toBe('ro');
+    const restartTest = readFileSync(path.join(ROOT, 'test', 'e2e', 'jaeger-restart.test.ts'), 'utf8');
+    expect(restartTest).toMatch(/config: JAEGER_COMPOSE_CONFIG/);
+    // the Badger directory compose sets lies on a named volume (else the data dies with the container)
+    const dataDir = jaeger.environment?.JAEGER_BADGER_DIR ?? '';
+    const volume = (jaeger.volumes ?? []).map((v) => v.split(':')).find(([src, target]) => !src!.startsWith('.') && `${dataDir}/`.startsWith(`${target}/`));
+    expect(volume, `a named volume holding ${dataDir}`).toBeDefined();
+    expect(Object.keys((compose as { volumes?: Record<string, unknown> }).volumes ?? {})).toContain(volume![0]);
+    // the ports compose relies on are the file's defaults: the healthcheck's, the collector's export target
+    const config = readFileSync(JAEGER_COMPOSE_CONFIG, 'utf8');
+    const health = /:(\d+)\/status$/.exec(jaeger.healthcheck?.test?.at(-1) ?? '')?.[1];
+    expect(config).toContain(`\${env:JAEGER_HEALTH_PORT:-${health}}`);
+    const collectorTarget = (compose.services['otel-collector']!.environment ?? {}).OTELCOL_JAEGER_ENDPOINT;
+    expect(collectorTarget).toMatch(/^jaeger:\d+$/);
+    expect(config).toContain(`\${env:JAEGER_OTLP_GRPC_PORT:-${collectorTarget!.split(':')[1]}}`);
   });
 });
 

@@ -27,8 +27,13 @@ export interface ServiceProcess {
   readonly child: ChildProcess;
   /** the tail of everything the process wrote to stderr and stdout */
   output(): string;
-  /** SIGTERM, SIGKILL after a deadline; resolves once the process has exited */
-  stop(): Promise<void>;
+  /**
+   * SIGTERM, SIGKILL after a deadline; resolves once the process has exited,
+   * with how: "exit code 0, signal null", "... (SIGKILL after the stop deadline)"
+   */
+  stop(): Promise<string>;
+  /** SIGKILL at once (a crash); resolves once the process has exited, with how */
+  kill(): Promise<string>;
 }
 
 const running = new Set<ServiceProcess>();
@@ -99,20 +104,30 @@ function spawnService(name: string, bin: string, args: string[], env: Record<str
     child,
     output: () => log,
     stop: async () => {
+      let how: string;
       if (child.exitCode === null && child.signalCode === null && child.pid !== undefined) {
         child.kill('SIGTERM');
         let timer: NodeJS.Timeout | undefined;
         const deadline = new Promise<'deadline'>((r) => (timer = setTimeout(() => r('deadline'), STOP_DEADLINE_MS)));
-        const how = await Promise.race([exited, deadline]);
+        const first = await Promise.race([exited, deadline]);
         clearTimeout(timer);
-        if (how === 'deadline') {
+        if (first === 'deadline') {
           child.kill('SIGKILL');
-          await exited;
+          how = `${await exited} (SIGKILL after the stop deadline)`;
+        } else {
+          how = first;
         }
       } else {
-        await exited;
+        how = await exited;
       }
       running.delete(svc);
+      return how;
+    },
+    kill: async () => {
+      if (child.exitCode === null && child.signalCode === null && child.pid !== undefined) child.kill('SIGKILL');
+      const how = await exited;
+      running.delete(svc);
+      return how;
     },
   };
   running.add(svc);
@@ -163,11 +178,22 @@ export interface JaegerService extends ServiceProcess {
   readonly query: JaegerQuery;
 }
 
-/** Jaeger v2 all-in-one with test/e2e/jaeger-config.yaml (in-memory storage), every listener on a free loopback port. */
-export function startJaeger(env: Record<string, string> = {}): Promise<JaegerService> {
+/** The config startJaeger runs unless told otherwise: in-memory storage. */
+export const JAEGER_TEST_CONFIG = path.join(ROOT, 'test', 'e2e', 'jaeger-config.yaml');
+/** The config docker-compose.yml runs (Badger storage, env-overridable); the restart test runs it unchanged. */
+export const JAEGER_COMPOSE_CONFIG = path.join(ROOT, 'deploy', 'jaeger', 'jaeger.yaml');
+
+/**
+ * Jaeger v2 all-in-one with `opts.config` (default test/e2e/jaeger-config.yaml,
+ * in-memory storage), every listener on a free loopback port, or on
+ * `opts.ports` (e.g. a previous instance's, to restart "the same" Jaeger).
+ */
+export function startJaeger(env: Record<string, string> = {}, opts: { config?: string; ports?: JaegerService['ports'] } = {}): Promise<JaegerService> {
   return startWithRetry('jaeger', async () => {
-    const [otlpGrpc, otlpHttp, queryHttp, queryGrpc, health] = (await freePorts(5)) as [number, number, number, number, number];
-    const { svc, exited } = spawnService('jaeger', binary('E2E_JAEGER'), ['--config', `file:${path.join(ROOT, 'test', 'e2e', 'jaeger-config.yaml')}`], {
+    const [otlpGrpc, otlpHttp, queryHttp, queryGrpc, health] = opts.ports
+      ? [opts.ports.otlpGrpc, opts.ports.otlpHttp, opts.ports.queryHttp, opts.ports.queryGrpc, opts.ports.health]
+      : ((await freePorts(5)) as [number, number, number, number, number]);
+    const { svc, exited } = spawnService('jaeger', binary('E2E_JAEGER'), ['--config', `file:${opts.config ?? JAEGER_TEST_CONFIG}`], {
       JAEGER_LISTEN_HOST: LOOPBACK,
       JAEGER_OTLP_GRPC_PORT: String(otlpGrpc),
       JAEGER_OTLP_HTTP_PORT: String(otlpHttp),

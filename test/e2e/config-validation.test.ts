@@ -1,8 +1,8 @@
 import { spawn } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { parse } from 'yaml';
+import { parse, parseAllDocuments } from 'yaml';
 import { ROOT } from '../support/paths.js';
 import { tempDir } from '../support/processes.js';
 import { JAEGER_COMPOSE_CONFIG } from './support/services.js';
@@ -75,12 +75,12 @@ describe('otel-collector.yaml against the real collector (otelcol validate)', ()
     // valid for the contrib image, but the locally built binary only has what otel/builder-config.yaml lists
     const bad = brokenCopy(
       'otel-collector.yaml',
-      ['\nprocessors:\n', '\nprocessors:\n  tail_sampling:\n    decision_wait: 1s\n'],
-      ['processors: [memory_limiter, batch]', 'processors: [memory_limiter, tail_sampling, batch]'],
+      ['\nprocessors:\n', '\nprocessors:\n  groupbytrace:\n    wait_duration: 1s\n'],
+      ['processors: [memory_limiter, batch]', 'processors: [memory_limiter, groupbytrace, batch]'],
     );
     const r = await run(tool('E2E_OTELCOL'), ['validate', '--config', bad]);
     expect(r.code).not.toBe(0);
-    expect(r.output).toContain('tail_sampling');
+    expect(r.output).toContain('groupbytrace');
   });
 });
 
@@ -210,5 +210,196 @@ describe('pinned versions agree across the files that name them', () => {
     const jaeger = await run(tool('E2E_JAEGER'), ['version']);
     expect(jaeger.code).toBe(0);
     expect(jaeger.output).toContain(`v${imageTag('jaeger', 'jaegertracing/jaeger')}`);
+  });
+});
+
+// ---------------------------------------------------------------------------
+// The fleet tier (deploy/fleet/): collector configs, the compose fleet, the Kubernetes manifests
+
+const FLEET_CONFIGS = ['deploy/fleet/agent.yaml', 'deploy/fleet/loadbalancer.yaml', 'deploy/fleet/gateway.yaml'] as const;
+const K8S_DIR = 'deploy/fleet/k8s';
+const k8sFiles = () =>
+  readdirSync(path.join(ROOT, K8S_DIR))
+    .filter((n) => n.endsWith('.yaml'))
+    .sort()
+    .map((n) => `${K8S_DIR}/${n}`);
+const k8sDocs = (): Record<string, any>[] =>
+  k8sFiles().flatMap((f) =>
+    parseAllDocuments(readFileSync(path.join(ROOT, f), 'utf8'))
+      .map((d) => d.toJS() as Record<string, any> | null)
+      .filter((d): d is Record<string, any> => d !== null),
+  );
+/** each ConfigMap's config.yaml written to a temp file, keyed by the ConfigMap's name */
+function configMapConfigs(): Map<string, { text: string; file: string }> {
+  const out = new Map<string, { text: string; file: string }>();
+  const dir = tempDir('hermes-aep-k8s-cm-');
+  for (const d of k8sDocs().filter((x) => x.kind === 'ConfigMap')) {
+    const text = String(d.data?.['config.yaml'] ?? '');
+    const file = path.join(dir, `${d.metadata.name}.yaml`);
+    writeFileSync(file, text);
+    out.set(d.metadata.name as string, { text, file });
+  }
+  return out;
+}
+
+describe('deploy/fleet collector configs against the real collector (otelcol validate)', () => {
+  for (const rel of FLEET_CONFIGS) {
+    it(`${rel} validates`, async () => {
+      const r = await run(tool('E2E_OTELCOL'), ['validate', '--config', path.join(ROOT, rel)]);
+      expect(r, r.output).toMatchObject({ code: 0 });
+    });
+  }
+
+  // (a misspelt policy *type* passes `validate` in this release and fails only at start: fleet.test.ts starts the gateways)
+  it('a gateway copy with a misspelt tail_sampling key is rejected, naming it', async () => {
+    const bad = brokenCopy('deploy/fleet/gateway.yaml', ['    decision_wait: ', '    decision_waits: ']);
+    const r = await run(tool('E2E_OTELCOL'), ['validate', '--config', bad]);
+    expect(r.code).not.toBe(0);
+    expect(r.output).toContain('decision_waits');
+  });
+
+  it('a load-balancer copy with a misspelt key is rejected, naming it', async () => {
+    const bad = brokenCopy('deploy/fleet/loadbalancer.yaml', ['    routing_key: traceID\n', '    routing_keys: traceID\n']);
+    const r = await run(tool('E2E_OTELCOL'), ['validate', '--config', bad]);
+    expect(r.code).not.toBe(0);
+    expect(r.output).toContain('routing_keys');
+  });
+
+  it('every collector config the Kubernetes ConfigMaps hold validates too', async () => {
+    const cms = configMapConfigs();
+    expect([...cms.keys()].sort()).toEqual(['otel-agent-config', 'otel-gateway-config', 'otel-loadbalancer-config']);
+    for (const [name, { file }] of cms) {
+      const r = await run(tool('E2E_OTELCOL'), ['validate', '--config', file]);
+      expect(r, `${name}: ${r.output}`).toMatchObject({ code: 0 });
+    }
+  });
+
+  it('the ConfigMaps hold the shipped configs: agent and gateway byte for byte, the load balancer differing only in its resolver', () => {
+    const cms = configMapConfigs();
+    expect(cms.get('otel-agent-config')?.text).toBe(readFileSync(path.join(ROOT, 'deploy/fleet/agent.yaml'), 'utf8'));
+    expect(cms.get('otel-gateway-config')?.text).toBe(readFileSync(path.join(ROOT, 'deploy/fleet/gateway.yaml'), 'utf8'));
+    const k8sLb = parse(cms.get('otel-loadbalancer-config')!.text) as Record<string, any>;
+    const fileLb = parse(readFileSync(path.join(ROOT, 'deploy/fleet/loadbalancer.yaml'), 'utf8')) as Record<string, any>;
+    expect(Object.keys(k8sLb.exporters.loadbalancing.resolver)).toEqual(['dns']);
+    expect(k8sLb.exporters.loadbalancing.resolver.dns.hostname).toContain('otel-gateway-headless.observability.svc');
+    expect(Object.keys(fileLb.exporters.loadbalancing.resolver)).toEqual(['static']);
+    delete k8sLb.exporters.loadbalancing.resolver;
+    delete fileLb.exporters.loadbalancing.resolver;
+    expect(k8sLb).toEqual(fileLb);
+  });
+});
+
+describe('deploy/fleet/docker-compose.yml against the Compose Specification (check-jsonschema, offline)', () => {
+  const args = (file: string) => ['--builtin-schema', 'vendor.compose-spec', file];
+
+  it('the shipped file validates', async () => {
+    const r = await run(tool('E2E_CHECK_JSONSCHEMA'), args(path.join(ROOT, 'deploy/fleet/docker-compose.yml')));
+    expect(r, r.output).toMatchObject({ code: 0 });
+    expect(r.output).toContain('ok');
+  });
+
+  it('a copy with a key the spec does not know is rejected, naming it', async () => {
+    const bad = brokenCopy('deploy/fleet/docker-compose.yml', [
+      '  loadbalancer:\n    <<: *collector\n',
+      '  loadbalancer:\n    <<: *collector\n    replicas_typo: 2\n',
+    ]);
+    const r = await run(tool('E2E_CHECK_JSONSCHEMA'), args(bad));
+    expect(r.code).not.toBe(0);
+    expect(r.output).toContain('replicas_typo');
+  });
+
+  it('publishes nothing beyond 127.0.0.1, mounts only files that exist, and relays every host to the hub', () => {
+    const compose = parse(readFileSync(path.join(ROOT, 'deploy/fleet/docker-compose.yml'), 'utf8'), { merge: true }) as {
+      services: Record<string, { ports?: string[]; volumes?: string[]; environment?: Record<string, string> }>;
+    };
+    for (const [name, svc] of Object.entries(compose.services)) {
+      for (const p of svc.ports ?? []) expect(p, `${name} publishes ${p}`).toMatch(/^127\.0\.0\.1:\d+:\d+$/);
+      for (const v of svc.volumes ?? [])
+        if (v.startsWith('./')) expect(existsSync(path.join(ROOT, 'deploy/fleet', v.split(':')[0]!)), `${name} mounts ${v}`).toBe(true);
+    }
+    const hosts = Object.entries(compose.services).filter(([n]) => /^host-\d+$/.test(n));
+    expect(hosts.length).toBeGreaterThanOrEqual(2);
+    for (const [name, svc] of hosts) {
+      expect(svc.environment?.AEP_RELAY_URL, name).toBe('ws://aep-hub:8393/socket');
+      // each host's own agent, and that agent exists
+      const agent = /^http:\/\/(agent-\d+):4318$/.exec(svc.environment?.OTEL_EXPORTER_OTLP_ENDPOINT ?? '')?.[1];
+      expect(agent && compose.services[agent], `${name}'s agent`).toBeTruthy();
+    }
+    expect(compose.services['aep-hub']?.environment?.OTEL_TRACES_EXPORTER).toBe('none');
+  });
+});
+
+describe('deploy/fleet/k8s against the official Kubernetes schemas (kubernetes-validate --strict, offline)', () => {
+  it('every manifest validates', async () => {
+    const files = k8sFiles();
+    expect(files.length).toBeGreaterThanOrEqual(4);
+    const r = await run(tool('E2E_KUBERNETES_VALIDATE'), ['--strict', ...files.map((f) => path.join(ROOT, f))]);
+    expect(r, r.output).toMatchObject({ code: 0 });
+    const kinds = k8sDocs().map((d) => `${d.kind}/${d.metadata?.name}`);
+    for (const k of kinds) expect(r.output).toContain(`${k.split('/')[0]!.toLowerCase()}/${k.split('/')[1]}`);
+  });
+
+  it('a copy with a field the schema does not know is rejected (strict), naming it', async () => {
+    const bad = brokenCopy('deploy/fleet/k8s/gateway.yaml', ['  replicas: 2\n', '  replicas: 2\n  replica_count: 2\n']);
+    const r = await run(tool('E2E_KUBERNETES_VALIDATE'), ['--strict', bad]);
+    expect(r.code).not.toBe(0);
+    expect(r.output).toContain('replica_count');
+  });
+
+  it('a copy with a wrongly typed value is rejected', async () => {
+    const bad = brokenCopy('deploy/fleet/k8s/gateway.yaml', ['  replicas: 2\n', "  replicas: 'two'\n"]);
+    const r = await run(tool('E2E_KUBERNETES_VALIDATE'), ['--strict', bad]);
+    expect(r.code).not.toBe(0);
+    expect(r.output).toContain('two');
+  });
+
+  it('every collector workload probes the health_check extension, has requests and limits, and mounts its ConfigMap', () => {
+    const docs = k8sDocs();
+    const configMaps = new Set(docs.filter((d) => d.kind === 'ConfigMap').map((d) => d.metadata.name as string));
+    const workloads = docs.filter((d) => ['Deployment', 'DaemonSet'].includes(d.kind as string));
+    expect(workloads.map((w) => `${w.kind}/${w.metadata.name}`).sort()).toEqual([
+      'DaemonSet/otel-agent',
+      'Deployment/otel-gateway',
+      'Deployment/otel-loadbalancer',
+    ]);
+    for (const w of workloads) {
+      const spec = w.spec.template.spec;
+      const c = spec.containers[0];
+      const health = c.ports.find((p: { name: string }) => p.name === 'health');
+      expect(health?.containerPort, w.metadata.name).toBe(13133);
+      for (const probe of [c.readinessProbe, c.livenessProbe]) expect(probe?.httpGet, w.metadata.name).toMatchObject({ path: '/', port: 'health' });
+      expect(c.resources.requests.memory && c.resources.limits.memory && c.resources.requests.cpu && c.resources.limits.cpu, w.metadata.name).toBeTruthy();
+      const cm = spec.volumes.find((v: { configMap?: { name: string } }) => v.configMap)?.configMap?.name;
+      expect(configMaps.has(cm), `${w.metadata.name} mounts ${cm}`).toBe(true);
+    }
+  });
+});
+
+describe('the fleet pins the same releases as the rest', () => {
+  const manifest = parse(readFileSync(path.join(ROOT, 'otel', 'builder-config.yaml'), 'utf8')) as { dist: { version: string } };
+  const script = readFileSync(path.join(ROOT, 'scripts', 'provision-otel.sh'), 'utf8');
+  const jaegerVersion = /^JAEGER_VERSION="([^"]+)"$/m.exec(script)?.[1];
+
+  it('compose and Kubernetes images: the collector at dist.version, Jaeger at JAEGER_VERSION', () => {
+    const compose = parse(readFileSync(path.join(ROOT, 'deploy/fleet/docker-compose.yml'), 'utf8'), { merge: true }) as {
+      services: Record<string, { image?: string }>;
+    };
+    const images = [
+      ...Object.values(compose.services).map((s) => s.image ?? ''),
+      ...k8sDocs()
+        .filter((d) => d.spec?.template)
+        .flatMap((d) => d.spec.template.spec.containers.map((c: { image: string }) => c.image)),
+    ];
+    const collectorImages = images.filter((i) => i.startsWith('otel/'));
+    expect(collectorImages.length).toBeGreaterThanOrEqual(4);
+    for (const i of collectorImages) expect(i).toBe(`otel/opentelemetry-collector-contrib:${manifest.dist.version}`);
+    const jaegerImages = images.filter((i) => i.startsWith('jaegertracing/'));
+    expect(jaegerImages).toEqual([`jaegertracing/jaeger:${jaegerVersion}`]);
+  });
+
+  it('the manifest has every component the fleet configs use', () => {
+    const text = readFileSync(path.join(ROOT, 'otel', 'builder-config.yaml'), 'utf8');
+    for (const mod of ['processor/tailsamplingprocessor', 'exporter/loadbalancingexporter', 'processor/resourceprocessor'])
+      expect(text).toContain(`github.com/open-telemetry/opentelemetry-collector-contrib/${mod} v${manifest.dist.version}`);
   });
 });

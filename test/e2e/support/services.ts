@@ -211,38 +211,65 @@ export function startJaeger(env: Record<string, string> = {}, opts: { config?: s
 }
 
 export interface CollectorService extends ServiceProcess {
-  readonly ports: { otlpHttp: number; otlpGrpc: number; health: number };
+  readonly ports: { otlpHttp: number; otlpGrpc: number; health: number; metrics?: number };
   /** base URL for OTEL_EXPORTER_OTLP_ENDPOINT with an http/* protocol (the exporter appends /v1/traces) */
   readonly otlpHttpUrl: string;
   /** OTEL_EXPORTER_OTLP_ENDPOINT with OTEL_EXPORTER_OTLP_PROTOCOL=grpc (host and port; http:// is plaintext) */
   readonly otlpGrpcUrl: string;
+  /** `host:port` of the OTLP/gRPC receiver, as another collector's exporter endpoint names it */
+  readonly otlpGrpcAddress: string;
+  /** the collector's own Prometheus metrics (text format); only when started with `metrics: true` */
+  metrics(): Promise<string>;
+}
+
+export interface CollectorOptions {
+  /** the Jaeger the root otel-collector.yaml exports to (OTELCOL_JAEGER_ENDPOINT); other configs ignore it */
+  jaegerGrpcPort?: number;
+  /** the config to run, relative to the repository root (default: otel-collector.yaml) */
+  config?: string;
+  /** a label for errors and logs (default: otelcol) */
+  name?: string;
+  /** serve the collector's own metrics on a free loopback port (OTELCOL_METRICS_*), read with `metrics()` */
+  metrics?: boolean;
+  env?: Record<string, string>;
 }
 
 /**
- * The collector built from otel/builder-config.yaml running the project's own
- * otel-collector.yaml unchanged: only its documented env overrides are set.
- * The replay glob defaults to an empty temp directory so nothing on the host
- * is replayed by accident.
+ * The collector built from otel/builder-config.yaml running one of the
+ * project's configs unchanged (by default the root otel-collector.yaml; the
+ * fleet tier's deploy/fleet/*.yaml share its env names): only its documented
+ * env overrides are set. The replay glob defaults to an empty temp directory
+ * so nothing on the host is replayed by accident.
  */
-export function startCollector(opts: { jaegerGrpcPort: number; env?: Record<string, string> }): Promise<CollectorService> {
-  return startWithRetry('otelcol', async () => {
-    const [otlpHttp, otlpGrpc, health] = (await freePorts(3)) as [number, number, number];
+export function startCollector(opts: CollectorOptions = {}): Promise<CollectorService> {
+  const name = opts.name ?? 'otelcol';
+  return startWithRetry(name, async () => {
+    const [otlpHttp, otlpGrpc, health, metricsPort] = (await freePorts(4)) as [number, number, number, number];
     const emptyReplay = path.join(tempDir('hermes-aep-replay-'), 'none');
     mkdirSync(emptyReplay);
-    const { svc, exited } = spawnService('otelcol', binary('E2E_OTELCOL'), ['--config', path.join(ROOT, 'otel-collector.yaml')], {
+    const { svc, exited } = spawnService(name, binary('E2E_OTELCOL'), ['--config', path.join(ROOT, opts.config ?? 'otel-collector.yaml')], {
       OTELCOL_OTLP_HTTP_ENDPOINT: `${LOOPBACK}:${otlpHttp}`,
       OTELCOL_OTLP_GRPC_ENDPOINT: `${LOOPBACK}:${otlpGrpc}`,
       OTELCOL_HEALTH_ENDPOINT: `${LOOPBACK}:${health}`,
-      OTELCOL_JAEGER_ENDPOINT: `${LOOPBACK}:${opts.jaegerGrpcPort}`,
-      OTELCOL_METRICS_LEVEL: 'none',
+      ...(opts.jaegerGrpcPort !== undefined ? { OTELCOL_JAEGER_ENDPOINT: `${LOOPBACK}:${opts.jaegerGrpcPort}` } : {}),
+      ...(opts.metrics
+        ? { OTELCOL_METRICS_LEVEL: 'normal', OTELCOL_METRICS_HOST: LOOPBACK, OTELCOL_METRICS_PORT: String(metricsPort) }
+        : { OTELCOL_METRICS_LEVEL: 'none' }),
       OTELCOL_REPLAY_GLOB: path.join(emptyReplay, '*.jsonl'),
       ...opts.env,
     });
     await waitHealthy(svc, exited, `http://${LOOPBACK}:${health}/`);
     return Object.assign(svc, {
-      ports: { otlpHttp, otlpGrpc, health },
+      ports: { otlpHttp, otlpGrpc, health, ...(opts.metrics ? { metrics: metricsPort } : {}) },
       otlpHttpUrl: `http://${LOOPBACK}:${otlpHttp}`,
       otlpGrpcUrl: `http://${LOOPBACK}:${otlpGrpc}`,
+      otlpGrpcAddress: `${LOOPBACK}:${otlpGrpc}`,
+      metrics: async () => {
+        if (!opts.metrics) throw new Error(`${name} was started without metrics`);
+        const res = await fetch(`http://${LOOPBACK}:${metricsPort}/metrics`, { signal: AbortSignal.timeout(5_000) });
+        if (res.status !== 200) throw new Error(`${name} /metrics: HTTP ${res.status}`);
+        return res.text();
+      },
     });
   });
 }

@@ -39,7 +39,7 @@ const NANOS = 1_000_000_000n;
  * not delivered is counted.
  */
 export class AepLogSink implements EventSink {
-  readonly name = 'logs';
+  readonly name = 'otel-logs';
   private readonly exporter: CountingLogExporter;
   private readonly latch: HealthLatch;
   private side: SdkSide | undefined;
@@ -55,7 +55,7 @@ export class AepLogSink implements EventSink {
   private shut: Promise<void> | undefined;
 
   constructor(private readonly opts: LogSinkOptions) {
-    this.latch = new HealthLatch('logs', opts.log ?? silentLogger, {
+    this.latch = new HealthLatch('otel-logs', opts.log ?? silentLogger, {
       failing: 'AEP log records cannot be exported: they are dropped and counted until an export succeeds; /healthz is degraded',
       recovered: 'AEP log records are exported again',
     });

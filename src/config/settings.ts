@@ -36,7 +36,8 @@ export function readSettings(env: NodeJS.ProcessEnv = process.env): Settings {
       return load();
     } catch (err) {
       if (!(err instanceof ConfigError)) throw err;
-      problems.push(...err.problems);
+      // the mirror and the log bridge read some variables both (the generic OTLP ones): each named once
+      problems.push(...err.problems.filter((p) => !problems.some((q) => q.variable === p.variable)));
       return undefined;
     }
   };

@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { loadOtelConfig, type OtelConfig } from '../../exporters/otel/otel-config.js';
+import { loadLogsConfig, type LogsConfig } from '../../exporters/otel/logs/logs-config.js';
 import { loadConfig, type DaemonConfig } from './config.js';
 import { checkDirectories } from './paths.js';
 import { ConfigError, type ConfigProblem } from './read-env.js';
@@ -8,6 +9,8 @@ import { readPriceFile, type PriceOverrides } from '../usage/price-file.js';
 export interface Settings {
   readonly config: DaemonConfig;
   readonly otel: OtelConfig;
+  /** the AEP log bridge (OTEL_LOGS_EXPORTER and friends); absent: off */
+  readonly logs?: LogsConfig;
   /** AEP_PRICES_FILE read and checked (absent when unset): the pricer's overrides */
   readonly prices?: PriceOverrides;
 }
@@ -33,18 +36,20 @@ export function readSettings(env: NodeJS.ProcessEnv = process.env): Settings {
       return load();
     } catch (err) {
       if (!(err instanceof ConfigError)) throw err;
-      problems.push(...err.problems);
+      // the mirror and the log bridge read some variables both (the generic OTLP ones): each named once
+      problems.push(...err.problems.filter((p) => !problems.some((q) => q.variable === p.variable)));
       return undefined;
     }
   };
   const config = attempt(() => loadConfig(env));
   // the span file's default lives under the log dir; with a bad AEP_LOG_DIR the mirror's own settings are still checked
   const otel = attempt(() => loadOtelConfig(config?.historyDir ?? path.resolve('.'), env));
+  const logs = attempt(() => loadLogsConfig(env));
   // the price file is read here, once, so a bad one stops the start with the other bad settings
   const file = config?.pricesFile;
   const prices = file !== undefined ? attempt(() => readPriceFile(file)) : undefined;
-  if (!config || !otel || (file !== undefined && !prices)) throw new ConfigError(problems);
-  return { config, otel, ...(prices ? { prices } : {}) };
+  if (!config || !otel || !logs || (file !== undefined && !prices)) throw new ConfigError(problems);
+  return { config, otel, logs, ...(prices ? { prices } : {}) };
 }
 
 /** The settings, then the directories they name (bounded in time), before anything is created there. */

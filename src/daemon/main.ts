@@ -10,6 +10,7 @@ import { IdentityStage } from '../identity/identity-stage.js';
 import { EndedSessions } from '../identity/ended-sessions.js';
 import { JsonlHistorySink } from '../sinks/history/jsonl-history-sink.js';
 import { createExporter, createSampler, OtelMirror, SpanContextStage } from '../../exporters/otel/index.js';
+import { AepLogSink, DeferredLogExporter, otlpLogExporter } from '../../exporters/otel/logs/index.js';
 import { runtimeWarning } from './runtime.js';
 import { createDiagnostics, type Logger } from './diagnostics.js';
 import { Snapshotter } from '../state/snapshot.js';
@@ -84,7 +85,7 @@ export interface RunningDaemon {
 
 /** Wire the daemon from its settings and start listening. */
 export async function startDaemon(
-  { config, otel, prices }: Settings,
+  { config, otel, logs, prices }: Settings,
   log: Logger,
   factories: StreamFactories | undefined = streamFactories,
 ): Promise<RunningDaemon> {
@@ -104,6 +105,17 @@ export async function startDaemon(
   });
   const exporter = await createExporter(otel);
   const mirror = exporter ? new OtelMirror({ config: otel, exporter, sampler: createSampler(otel.sampler), version: VERSION, log }) : undefined;
+  // the AEP log bridge: every live event as an OTLP LogRecord (OTEL_LOGS_EXPORTER; off without an OTLP endpoint)
+  const logSink =
+    logs?.exporter === 'otlp'
+      ? new AepLogSink({
+          config: logs,
+          exporter: new DeferredLogExporter(() => otlpLogExporter(logs.protocol)),
+          agent: config.policy.agent,
+          version: VERSION,
+          log,
+        })
+      : undefined;
   // --- start-up state (snapshot helper) ---
   // Rebuild what a previous process held in memory, before the first hook is
   // accepted (pairing state and open spans): from {stateDir}/snapshot plus
@@ -149,6 +161,10 @@ export async function startDaemon(
     mirror.start();
     log.info('opentelemetry mirror on', { exporter: otel.exporter, ...(otel.exporter === 'file' ? { file: otel.file } : {}) });
   }
+  if (logSink && logs) {
+    logSink.start();
+    log.info('aep log bridge on', { protocol: logs.protocol, capture: logs.ceiling });
+  }
   const recorder = config.recordDir ? new EnvelopeRecorder(config.recordDir) : undefined;
   if (recorder) log.warn('recording raw hermes envelopes (content-bearing) because AEP_RECORD_DIR is set', { dir: config.recordDir });
   // an unwritable or full log dir shows (degraded, one stderr line, hooks refused) from the start
@@ -173,7 +189,7 @@ export async function startDaemon(
     identity,
     // the mirror's span context stage stamps traceparent before the bus (mirror off: no stamping)
     ...(mirror ? { stamp: new SpanContextStage(mirror) } : {}),
-    sinks: [...(mirror ? [mirror] : []), history, snapshot],
+    sinks: [...(mirror ? [mirror] : []), ...(logSink ? [logSink] : []), history, snapshot],
     log,
     maxBodyBytes: config.maxBodyBytes,
     maxBodyNodes: config.maxBodyNodes,
@@ -192,6 +208,7 @@ export async function startDaemon(
       ...(stream ? { stream: stream.healthz() } : {}),
       ...(relay ? { relay: relay.stats() } : {}),
       cost: pricer.stats(),
+      logs: logSink?.stats() ?? { exporter: 'none' },
     }),
     spool: { dir: path.join(config.stateDir, 'spool'), seen: spooledSeen },
     ...(stream ? { settled: (events) => stream.own(events), server: stream.server, degraded: () => [...stream.degraded(), ...degradedOf(relay)] } : {}),
@@ -234,7 +251,12 @@ export async function startDaemon(
   relay?.start();
   let closing: Promise<void> | undefined;
   return {
-    shutdownBudgetMs: (exporter ? otel.shutdownTimeoutMs : 0) + LISTEN_GRACE_MS + LOG_FLUSH_MS + SHUTDOWN_MARGIN_MS + SNAPSHOT_SAVE_MS,
+    shutdownBudgetMs:
+      Math.max(exporter ? otel.shutdownTimeoutMs : 0, logSink && logs ? logs.shutdownTimeoutMs : 0) +
+      LISTEN_GRACE_MS +
+      LOG_FLUSH_MS +
+      SHUTDOWN_MARGIN_MS +
+      SNAPSHOT_SAVE_MS,
     ...(url ? { url } : {}),
     ...(socket ? { socket } : {}),
     epoch,

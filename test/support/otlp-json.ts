@@ -1,10 +1,22 @@
 /** OTLP/JSON `AnyValue` and attribute lists, decoded to plain values (tests read spans from two places). */
-export type AnyValue = { stringValue?: string; intValue?: string | number; boolValue?: boolean; doubleValue?: number; arrayValue?: { values?: AnyValue[] } };
+export type AnyValue = {
+  stringValue?: string;
+  intValue?: string | number;
+  boolValue?: boolean;
+  doubleValue?: number;
+  arrayValue?: { values?: AnyValue[] };
+  kvlistValue?: { values?: { key: string; value?: AnyValue }[] };
+};
 
 export const decodeValue = (v: AnyValue | undefined): unknown =>
   v === undefined
     ? undefined
-    : (v.stringValue ?? (v.intValue !== undefined ? Number(v.intValue) : undefined) ?? v.boolValue ?? v.doubleValue ?? v.arrayValue?.values?.map(decodeValue));
+    : (v.stringValue ??
+      (v.intValue !== undefined ? Number(v.intValue) : undefined) ??
+      v.boolValue ??
+      v.doubleValue ??
+      v.arrayValue?.values?.map(decodeValue) ??
+      (v.kvlistValue ? decodeAttrs(v.kvlistValue.values) : undefined));
 
 export const decodeAttrs = (list: { key: string; value?: AnyValue }[] | undefined): Record<string, unknown> =>
   Object.fromEntries((list ?? []).map((a) => [a.key, decodeValue(a.value)]));
@@ -42,6 +54,45 @@ export function decodeResourceSpans(resourceSpans: any[] | undefined): DecodedSp
           status: s.status ?? {},
           startTimeUnixNano: s.startTimeUnixNano,
           endTimeUnixNano: s.endTimeUnixNano,
+          resource,
+        });
+      }
+    }
+  }
+  return out;
+}
+
+/** A LogRecord as OTLP/JSON carries it, decoded (ids hex, time as decimal nanoseconds). */
+export interface DecodedLog {
+  timeUnixNano: string;
+  eventName?: string;
+  severityText?: string;
+  severityNumber?: number;
+  attributes: Record<string, unknown>;
+  body?: unknown;
+  traceId?: string;
+  spanId?: string;
+  flags?: number;
+  resource: Record<string, unknown>;
+}
+
+/** Every LogRecord of an OTLP/JSON `resourceLogs` list, flattened, its resource attached. */
+export function decodeResourceLogs(resourceLogs: any[] | undefined): DecodedLog[] {
+  const out: DecodedLog[] = [];
+  for (const rl of resourceLogs ?? []) {
+    const resource = decodeAttrs(rl.resource?.attributes);
+    for (const sl of rl.scopeLogs ?? []) {
+      for (const l of sl.logRecords ?? []) {
+        out.push({
+          timeUnixNano: String(l.timeUnixNano),
+          ...(l.eventName ? { eventName: l.eventName } : {}),
+          ...(l.severityText ? { severityText: l.severityText } : {}),
+          ...(l.severityNumber !== undefined ? { severityNumber: Number(l.severityNumber) } : {}),
+          attributes: decodeAttrs(l.attributes),
+          ...(l.body !== undefined ? { body: decodeValue(l.body) } : {}),
+          ...(l.traceId ? { traceId: l.traceId } : {}),
+          ...(l.spanId ? { spanId: l.spanId } : {}),
+          ...(l.flags !== undefined ? { flags: Number(l.flags) } : {}),
           resource,
         });
       }

@@ -55,6 +55,8 @@ function anyValue(buf: Buffer): Record<string, unknown> {
         return { doubleValue: f.fixed!.readDoubleLE() };
       case 5:
         return { arrayValue: { values: [...fields(f.bytes!)].filter((v) => v.no === 1).map((v) => anyValue(v.bytes!)) } };
+      case 6:
+        return { kvlistValue: { values: attributes(f.bytes!, 1) } };
     }
   }
   return {};
@@ -117,6 +119,38 @@ export function protobufResourceSpans(body: Buffer): any[] {
         else if (f.no === 2)
           out.scopeSpans.push({
             spans: [...fields(f.bytes!)].filter((g) => g.no === 2).map((g) => span(g.bytes!)),
+          });
+      }
+      return out;
+    });
+}
+
+function logRecord(buf: Buffer): Record<string, unknown> {
+  const l: Record<string, unknown> = { attributes: attributes(buf, 6) };
+  for (const f of fields(buf)) {
+    if (f.no === 1) l.timeUnixNano = fixed64(f);
+    else if (f.no === 2) l.severityNumber = Number(f.varint);
+    else if (f.no === 3) l.severityText = str(f);
+    else if (f.no === 5) l.body = anyValue(f.bytes!);
+    else if (f.no === 8) l.flags = f.fixed!.readUInt32LE();
+    else if (f.no === 9 && f.bytes!.length > 0) l.traceId = hex(f);
+    else if (f.no === 10 && f.bytes!.length > 0) l.spanId = hex(f);
+    else if (f.no === 12) l.eventName = str(f);
+  }
+  return l;
+}
+
+/** The `resourceLogs` of a protobuf `ExportLogsServiceRequest`, shaped as OTLP/JSON has them (for `decodeResourceLogs`). */
+export function protobufResourceLogs(body: Buffer): any[] {
+  return [...fields(body)]
+    .filter((f) => f.no === 1)
+    .map((rl) => {
+      const out: { resource: { attributes: unknown[] }; scopeLogs: { logRecords: unknown[] }[] } = { resource: { attributes: [] }, scopeLogs: [] };
+      for (const f of fields(rl.bytes!)) {
+        if (f.no === 1) out.resource.attributes = attributes(f.bytes!, 1);
+        else if (f.no === 2)
+          out.scopeLogs.push({
+            logRecords: [...fields(f.bytes!)].filter((g) => g.no === 2).map((g) => logRecord(g.bytes!)),
           });
       }
       return out;

@@ -1,14 +1,22 @@
 import { createServer, type Server } from 'node:http';
 import { gunzipSync } from 'node:zlib';
-import { decodeResourceSpans, type DecodedSpan } from './otlp-json.js';
-import { protobufResourceSpans } from './otlp-protobuf.js';
+import { decodeResourceLogs, decodeResourceSpans, type DecodedLog, type DecodedSpan } from './otlp-json.js';
+import { protobufResourceLogs, protobufResourceSpans } from './otlp-protobuf.js';
 
 /** One span as it arrived over OTLP/HTTP (JSON or protobuf), attributes decoded to plain values. */
 export type ReceivedSpan = DecodedSpan;
 
-/** A real OTLP/HTTP traces receiver on loopback, for tests: JSON and protobuf bodies decoded alike; every body also kept as bytes. */
+/** A real OTLP/HTTP traces (`/v1/traces`) and logs (`/v1/logs`) receiver on loopback, for tests: JSON and protobuf bodies decoded alike; every body also kept as bytes. */
 export class OtlpReceiver {
   readonly spans: ReceivedSpan[] = [];
+  /** LogRecords received on /v1/logs (their bodies are in `bodies` too) */
+  readonly logs: DecodedLog[] = [];
+  /** every /v1/logs request body (decompressed), kept apart from the traces' `bodies` */
+  readonly logBodies: Buffer[] = [];
+  /** the content-type of every accepted /v1/logs request */
+  readonly logContentTypes: string[] = [];
+  /** answer this many /v1/logs requests 503 (`failNext` is for /v1/traces) */
+  failNextLogs = 0;
   /** every request body as received, for byte-level content checks */
   readonly bodies: Buffer[] = [];
   /** the content-type of every accepted request */
@@ -25,22 +33,26 @@ export class OtlpReceiver {
       req.on('data', (c: Buffer) => chunks.push(c));
       req.on('end', () => {
         this.requests++;
-        if (req.url !== '/v1/traces') return void res.writeHead(404).end();
-        if (this.failNext > 0) {
-          this.failNext--;
+        const signal = req.url === '/v1/traces' ? 'traces' : req.url === '/v1/logs' ? 'logs' : undefined;
+        if (!signal) return void res.writeHead(404).end();
+        if (signal === 'traces' ? this.failNext > 0 : this.failNextLogs > 0) {
+          if (signal === 'traces') this.failNext--;
+          else this.failNextLogs--;
           return void res.writeHead(503).end();
         }
         let body = Buffer.concat(chunks);
         if (req.headers['content-encoding'] === 'gzip') body = gunzipSync(body);
-        this.bodies.push(body);
         const type = req.headers['content-type'] ?? '';
-        this.contentTypes.push(type);
+        (signal === 'traces' ? this.bodies : this.logBodies).push(body);
+        (signal === 'traces' ? this.contentTypes : this.logContentTypes).push(type);
         if (type.startsWith('application/x-protobuf')) {
-          this.spans.push(...decodeResourceSpans(protobufResourceSpans(body)));
+          if (signal === 'logs') this.logs.push(...decodeResourceLogs(protobufResourceLogs(body)));
+          else this.spans.push(...decodeResourceSpans(protobufResourceSpans(body)));
           return void res.writeHead(200, { 'content-type': 'application/x-protobuf' }).end();
         }
-        const doc = JSON.parse(body.toString('utf8')) as { resourceSpans?: any[] };
-        this.spans.push(...decodeResourceSpans(doc.resourceSpans));
+        const doc = JSON.parse(body.toString('utf8')) as { resourceSpans?: any[]; resourceLogs?: any[] };
+        if (signal === 'logs') this.logs.push(...decodeResourceLogs(doc.resourceLogs));
+        else this.spans.push(...decodeResourceSpans(doc.resourceSpans));
         res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
       });
     });

@@ -72,6 +72,17 @@ const BAD: Record<string, [bad: string, rule: string]> = {
   AEP_OTEL_IDLE_MS: ['999', 'a whole number from 1000 to 604800000'],
   AEP_OTEL_MAX_OPEN_UNITS: ['9', 'a whole number from 10 to 1000000'],
   AEP_OTEL_SHUTDOWN_TIMEOUT_MS: ['99', 'a whole number from 100 to 120000'],
+  OTEL_LOGS_EXPORTER: ['console', 'otlp, none'],
+  OTEL_EXPORTER_OTLP_LOGS_ENDPOINT: ['collector:4318/v1/logs', 'an http:// or https:// URL'],
+  OTEL_EXPORTER_OTLP_LOGS_PROTOCOL: ['http/xml', 'one of http/protobuf, http/json, grpc'],
+  OTEL_EXPORTER_OTLP_LOGS_HEADERS: ['authorization=', 'key=value pairs'],
+  OTEL_EXPORTER_OTLP_LOGS_TIMEOUT: ['10s', 'a whole number from 1 to 600000'],
+  OTEL_EXPORTER_OTLP_LOGS_COMPRESSION: ['br', 'one of gzip, none'],
+  OTEL_BLRP_SCHEDULE_DELAY: ['soon', 'a whole number from 0 to 600000'],
+  OTEL_BLRP_MAX_QUEUE_SIZE: ['0', 'a whole number from 1 to 1000000'],
+  OTEL_BLRP_MAX_EXPORT_BATCH_SIZE: ['-5', 'a whole number from 1 to 1000000'],
+  OTEL_BLRP_EXPORT_TIMEOUT: ['50', 'a whole number from 100 to 600000'],
+  AEP_OTEL_LOGS_CAPTURE: ['all', 'one of none, metadata, redacted, full'],
 };
 
 /** The README's Settings section: each table row's variables, and whether the row is the shim's alone. */

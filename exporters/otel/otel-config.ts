@@ -13,7 +13,7 @@ const EXPORTERS = ['otlp', 'file', 'none'] as const;
  */
 export const OTLP_PROTOCOLS = ['http/protobuf', 'http/json', 'grpc'] as const;
 export type OtlpProtocol = (typeof OTLP_PROTOCOLS)[number];
-const protocol = oneOf(OTLP_PROTOCOLS);
+export const protocol = oneOf(OTLP_PROTOCOLS);
 /** `key=value`, both percent-decoded; undefined when malformed or the key is empty */
 function pair(item: string): [key: string, value: string] | undefined {
   const at = item.indexOf('=');
@@ -25,17 +25,17 @@ function pair(item: string): [key: string, value: string] | undefined {
   }
 }
 /** as the OTLP exporter reads headers (it drops a pair without a value) */
-const headers = listOf('key=value pairs', (item) => (pair(item)?.[1] ?? '') !== '');
+export const headers = listOf('key=value pairs', (item) => (pair(item)?.[1] ?? '') !== '');
 /**
  * As gRPC metadata takes a header (grpc-js throws while the exporter is built
  * otherwise): the key, lower-cased, of `0-9 a-z _ . - :`, not a binary `-bin`
  * one; the value printable ASCII.
  */
-const grpcMetadata = (item: string) => {
+export const grpcMetadata = (item: string) => {
   const [key = '', value = ''] = pair(item) ?? [];
   return /^[:0-9a-z_.-]+$/.test(key.toLowerCase()) && !key.toLowerCase().endsWith('-bin') && /^[ -~]*$/.test(value);
 };
-const GRPC_HEADERS =
+export const GRPC_HEADERS =
   'key=value pairs gRPC metadata can carry (the OTLP protocol is grpc): keys of a-z 0-9 . _ - : (not ending in -bin), values of printable ASCII';
 // eslint-disable-next-line no-control-regex -- refusing control characters is the point
 const SERVICE_NAME = /^[^\x00-\x1f\x7f]{1,255}$/;

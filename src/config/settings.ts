@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { loadOtelConfig, type OtelConfig } from '../../exporters/otel/otel-config.js';
+import { loadMetricsConfig, type MetricsConfig } from '../../exporters/otel/metrics/metrics-config.js';
 import { loadConfig, type DaemonConfig } from './config.js';
 import { checkDirectories } from './paths.js';
 import { ConfigError, type ConfigProblem } from './read-env.js';
@@ -8,6 +9,8 @@ import { readPriceFile, type PriceOverrides } from '../usage/price-file.js';
 export interface Settings {
   readonly config: DaemonConfig;
   readonly otel: OtelConfig;
+  /** the metrics signal (OTEL_METRICS_EXPORTER and friends); absent: off */
+  readonly metrics?: MetricsConfig;
   /** AEP_PRICES_FILE read and checked (absent when unset): the pricer's overrides */
   readonly prices?: PriceOverrides;
 }
@@ -40,11 +43,12 @@ export function readSettings(env: NodeJS.ProcessEnv = process.env): Settings {
   const config = attempt(() => loadConfig(env));
   // the span file's default lives under the log dir; with a bad AEP_LOG_DIR the mirror's own settings are still checked
   const otel = attempt(() => loadOtelConfig(config?.historyDir ?? path.resolve('.'), env));
+  const metrics = attempt(() => loadMetricsConfig(env));
   // the price file is read here, once, so a bad one stops the start with the other bad settings
   const file = config?.pricesFile;
   const prices = file !== undefined ? attempt(() => readPriceFile(file)) : undefined;
-  if (!config || !otel || (file !== undefined && !prices)) throw new ConfigError(problems);
-  return { config, otel, ...(prices ? { prices } : {}) };
+  if (!config || !otel || !metrics || (file !== undefined && !prices)) throw new ConfigError(problems);
+  return { config, otel, metrics, ...(prices ? { prices } : {}) };
 }
 
 /** The settings, then the directories they name (bounded in time), before anything is created there. */

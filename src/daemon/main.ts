@@ -29,6 +29,9 @@ import type { Degradation } from '../sinks/health-latch.js';
 import { wireStream, type StreamFactories, type StreamWiring } from './stream-wiring.js';
 import { streamFactories } from './stream-factories.js';
 import { ControlTarget } from '../control/control-target.js';
+import { METRICS_SHUTDOWN_MS, MetricsSink } from '../../exporters/otel/metrics/metrics-sink.js';
+import { ExportFailures } from '../../exporters/otel/metrics/daemon-readings.js';
+import { daemonReadings } from './metrics-readings.js';
 
 export const VERSION = '0.1.0';
 /** what the log sink's final writes and fdatasync may take at shutdown (the whole stop is bounded by the sum below) */
@@ -84,7 +87,7 @@ export interface RunningDaemon {
 
 /** Wire the daemon from its settings and start listening. */
 export async function startDaemon(
-  { config, otel, prices }: Settings,
+  { config, otel, prices, metrics: metricsConfig }: Settings,
   log: Logger,
   factories: StreamFactories | undefined = streamFactories,
 ): Promise<RunningDaemon> {
@@ -104,6 +107,11 @@ export async function startDaemon(
   });
   const exporter = await createExporter(otel);
   const mirror = exporter ? new OtelMirror({ config: otel, exporter, sampler: createSampler(otel.sampler), version: VERSION, log }) : undefined;
+  // the metrics signal (OTEL_METRICS_EXPORTER): a sink on the bus, its SDK loaded once the daemon listens
+  const exportFailures = new ExportFailures();
+  if (mirror) exportFailures.register('traces', () => mirror.exportFailures);
+  const metrics =
+    metricsConfig && metricsConfig.exporter !== 'none' ? new MetricsSink({ config: metricsConfig, version: VERSION, exportFailures, log }) : undefined;
   // --- start-up state (snapshot helper) ---
   // Rebuild what a previous process held in memory, before the first hook is
   // accepted (pairing state and open spans): from {stateDir}/snapshot plus
@@ -123,6 +131,8 @@ export async function startDaemon(
     drained: () => history.flush(),
     replayed: (ev) => {
       if (typeof ev.hermesspool === 'string') spooledSeen.add(ev.hermesspool);
+      // the log read back: pairing state for the metrics' durations, never measured again
+      metrics?.remember(ev);
     },
     // bound once the hook app exists (below): the spool is created with it
     spoolKeys: () => late.spool?.publishedNotDeleted() ?? [],
@@ -173,7 +183,7 @@ export async function startDaemon(
     identity,
     // the mirror's span context stage stamps traceparent before the bus (mirror off: no stamping)
     ...(mirror ? { stamp: new SpanContextStage(mirror) } : {}),
-    sinks: [...(mirror ? [mirror] : []), history, snapshot],
+    sinks: [...(mirror ? [mirror] : []), history, snapshot, ...(metrics ? [metrics] : [])],
     log,
     maxBodyBytes: config.maxBodyBytes,
     maxBodyNodes: config.maxBodyNodes,
@@ -192,6 +202,7 @@ export async function startDaemon(
       ...(stream ? { stream: stream.healthz() } : {}),
       ...(relay ? { relay: relay.stats() } : {}),
       cost: pricer.stats(),
+      ...(metrics ? { metrics: metrics.stats() } : {}),
     }),
     spool: { dir: path.join(config.stateDir, 'spool'), seen: spooledSeen },
     ...(stream ? { settled: (events) => stream.own(events), server: stream.server, degraded: () => [...stream.degraded(), ...degradedOf(relay)] } : {}),
@@ -202,6 +213,7 @@ export async function startDaemon(
   const orphans = control.closeOrphans(epoch);
   if (orphans > 0) log.info('closed gate cards a previous process left pending', { cards: orphans });
   late.spool = spool;
+  if (metrics) metrics.readings = daemonReadings({ history, mirror, spool: () => late.spool, dropReports, stream, relay, pipeline });
   // fastify's own server stays unbound: the listeners feed its router, tagging each request's transport
   await app.ready();
   const listening = await openListeners(
@@ -232,9 +244,14 @@ export async function startDaemon(
   else void priced.then(ready);
   snapshot.start();
   relay?.start();
+  if (metrics) {
+    void metrics.start();
+    log.info('metrics on', { exporter: metricsConfig?.exporter, interval_ms: metricsConfig?.intervalMs });
+  }
   let closing: Promise<void> | undefined;
   return {
-    shutdownBudgetMs: (exporter ? otel.shutdownTimeoutMs : 0) + LISTEN_GRACE_MS + LOG_FLUSH_MS + SHUTDOWN_MARGIN_MS + SNAPSHOT_SAVE_MS,
+    shutdownBudgetMs:
+      (exporter ? otel.shutdownTimeoutMs : 0) + (metrics ? METRICS_SHUTDOWN_MS : 0) + LISTEN_GRACE_MS + LOG_FLUSH_MS + SHUTDOWN_MARGIN_MS + SNAPSHOT_SAVE_MS,
     ...(url ? { url } : {}),
     ...(socket ? { socket } : {}),
     epoch,

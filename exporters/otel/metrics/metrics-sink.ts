@@ -56,8 +56,11 @@ export class MetricsSink implements EventSink {
   private exportsOk = 0;
   private exportsFailed = 0;
   private lastError: string | undefined;
+  /** what the observable instruments read (set once the daemon's parts exist; read at collection only) */
+  readings: DaemonReadings;
 
   constructor(private readonly opts: MetricsSinkOptions) {
+    this.readings = opts.readings ?? {};
     this.pairing = new Pairing(opts.maxOpen);
     this.failures = opts.exportFailures ?? new ExportFailures();
     this.failures.register('metrics', () => this.exportsFailed);
@@ -165,20 +168,20 @@ export class MetricsSink implements EventSink {
 
   /** The observable instruments: read from the daemon's own counters at each collection. */
   private observe(meter: Meter): void {
-    const r = this.opts.readings ?? {};
+    const r = (): DaemonReadings => this.readings;
     const obs = (spec: InstrumentSpec, gauge: boolean, cb: (o: ObservableResult<Attributes>) => void) => {
       const o = { unit: spec.unit, description: spec.description };
       (gauge ? meter.createObservableGauge(spec.name, o) : meter.createObservableCounter(spec.name, o)).addCallback(cb);
     };
     const ok = (n: unknown): n is number => typeof n === 'number' && Number.isFinite(n) && n >= 0;
     obs(INSTRUMENTS.hooks, false, (o) => {
-      for (const [hook, n] of Object.entries(r.hooks?.() ?? {})) if (ok(n)) o.observe(n, { [M.hook]: bounded(hook, 64) ?? 'other' });
+      for (const [hook, n] of Object.entries(r().hooks?.() ?? {})) if (ok(n)) o.observe(n, { [M.hook]: bounded(hook, 64) ?? 'other' });
     });
     obs(INSTRUMENTS.queueDepth, true, (o) => {
-      for (const [sink, n] of Object.entries(r.queues?.() ?? {})) if (ok(n)) o.observe(n, { [M.sink]: bounded(sink, 64) ?? 'other' });
+      for (const [sink, n] of Object.entries(r().queues?.() ?? {})) if (ok(n)) o.observe(n, { [M.sink]: bounded(sink, 64) ?? 'other' });
     });
     obs(INSTRUMENTS.dropped, false, (o) => {
-      const drops = { ...r.drops?.(), metrics: { early_queue_full: this.earlyDropped, pairing_evicted: this.pairing.evicted } };
+      const drops = { ...r().drops?.(), metrics: { early_queue_full: this.earlyDropped, pairing_evicted: this.pairing.evicted } };
       for (const [sink, reasons] of Object.entries(drops))
         for (const [reason, n] of Object.entries(reasons ?? {}))
           if (ok(n)) o.observe(n, { [M.sink]: bounded(sink, 64) ?? 'other', [M.reason]: bounded(reason, 64) ?? 'other' });

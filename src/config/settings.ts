@@ -36,7 +36,8 @@ export function readSettings(env: NodeJS.ProcessEnv = process.env): Settings {
       return load();
     } catch (err) {
       if (!(err instanceof ConfigError)) throw err;
-      problems.push(...err.problems);
+      // a variable both the traces and the metrics settings read (OTEL_EXPORTER_OTLP_PROTOCOL) is named once
+      problems.push(...err.problems.filter((p) => !problems.some((q) => q.variable === p.variable)));
       return undefined;
     }
   };

@@ -10,6 +10,8 @@ export class CountingExporter implements SpanExporter {
   received = 0;
   exported = 0;
   failed = 0;
+  /** export requests that failed (the `aep.export.failures` metric) */
+  failedRequests = 0;
   lastError: string | undefined;
 
   constructor(
@@ -25,6 +27,7 @@ export class CountingExporter implements SpanExporter {
         this.onResult?.(true);
       } else {
         this.failed += spans.length;
+        this.failedRequests++;
         // the class of failure only: exporter errors can quote endpoints, never content
         this.lastError = r.error?.name ?? 'export failed';
         this.onResult?.(false, errorCode(r.error));

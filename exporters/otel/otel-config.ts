@@ -13,7 +13,7 @@ const EXPORTERS = ['otlp', 'file', 'none'] as const;
  */
 export const OTLP_PROTOCOLS = ['http/protobuf', 'http/json', 'grpc'] as const;
 export type OtlpProtocol = (typeof OTLP_PROTOCOLS)[number];
-const protocol = oneOf(OTLP_PROTOCOLS);
+export const protocol = oneOf(OTLP_PROTOCOLS);
 /** `key=value`, both percent-decoded; undefined when malformed or the key is empty */
 function pair(item: string): [key: string, value: string] | undefined {
   const at = item.indexOf('=');

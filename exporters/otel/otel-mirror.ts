@@ -169,6 +169,11 @@ export class OtelMirror implements EventSink, SpanContextSource {
     return this.shut;
   }
 
+  /** Span export requests that failed so far (the metrics' `aep.export.failures`). */
+  get exportFailures(): number {
+    return this.export.failedRequests;
+  }
+
   stats(): Record<string, number | boolean | string> {
     const lastError = this.export.lastError;
     return {

@@ -156,6 +156,11 @@ export class SpanExport {
     };
   }
 
+  /** Export requests that failed so far. */
+  get failedRequests(): number {
+    return this.exporter.failedRequests;
+  }
+
   /** The class of the last failed export, if any. */
   get lastError(): string | undefined {
     return this.exporter.lastError;

@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { loadOtelConfig, type OtelConfig } from '../../exporters/otel/otel-config.js';
 import { loadLogsConfig, type LogsConfig } from '../../exporters/otel/logs/logs-config.js';
+import { loadMetricsConfig, type MetricsConfig } from '../../exporters/otel/metrics/metrics-config.js';
 import { loadConfig, type DaemonConfig } from './config.js';
 import { checkDirectories } from './paths.js';
 import { ConfigError, type ConfigProblem } from './read-env.js';
@@ -11,6 +12,8 @@ export interface Settings {
   readonly otel: OtelConfig;
   /** the AEP log bridge (OTEL_LOGS_EXPORTER and friends); absent: off */
   readonly logs?: LogsConfig;
+  /** the metrics signal (OTEL_METRICS_EXPORTER and friends); absent: off */
+  readonly metrics?: MetricsConfig;
   /** AEP_PRICES_FILE read and checked (absent when unset): the pricer's overrides */
   readonly prices?: PriceOverrides;
 }
@@ -36,7 +39,7 @@ export function readSettings(env: NodeJS.ProcessEnv = process.env): Settings {
       return load();
     } catch (err) {
       if (!(err instanceof ConfigError)) throw err;
-      // the mirror and the log bridge read some variables both (the generic OTLP ones): each named once
+      // a variable several signals read (the generic OTLP ones) is named once
       problems.push(...err.problems.filter((p) => !problems.some((q) => q.variable === p.variable)));
       return undefined;
     }
@@ -45,11 +48,12 @@ export function readSettings(env: NodeJS.ProcessEnv = process.env): Settings {
   // the span file's default lives under the log dir; with a bad AEP_LOG_DIR the mirror's own settings are still checked
   const otel = attempt(() => loadOtelConfig(config?.historyDir ?? path.resolve('.'), env));
   const logs = attempt(() => loadLogsConfig(env));
+  const metrics = attempt(() => loadMetricsConfig(env));
   // the price file is read here, once, so a bad one stops the start with the other bad settings
   const file = config?.pricesFile;
   const prices = file !== undefined ? attempt(() => readPriceFile(file)) : undefined;
-  if (!config || !otel || !logs || (file !== undefined && !prices)) throw new ConfigError(problems);
-  return { config, otel, logs, ...(prices ? { prices } : {}) };
+  if (!config || !otel || !logs || !metrics || (file !== undefined && !prices)) throw new ConfigError(problems);
+  return { config, otel, logs, metrics, ...(prices ? { prices } : {}) };
 }
 
 /** The settings, then the directories they name (bounded in time), before anything is created there. */

@@ -30,6 +30,9 @@ import type { Degradation } from '../sinks/health-latch.js';
 import { wireStream, type StreamFactories, type StreamWiring } from './stream-wiring.js';
 import { streamFactories } from './stream-factories.js';
 import { ControlTarget } from '../control/control-target.js';
+import { METRICS_SHUTDOWN_MS, MetricsSink } from '../../exporters/otel/metrics/metrics-sink.js';
+import { ExportFailures } from '../../exporters/otel/metrics/daemon-readings.js';
+import { daemonReadings } from './metrics-readings.js';
 
 export const VERSION = '0.1.0';
 /** what the log sink's final writes and fdatasync may take at shutdown (the whole stop is bounded by the sum below) */
@@ -85,7 +88,7 @@ export interface RunningDaemon {
 
 /** Wire the daemon from its settings and start listening. */
 export async function startDaemon(
-  { config, otel, logs, prices }: Settings,
+  { config, otel, logs, prices, metrics: metricsConfig }: Settings,
   log: Logger,
   factories: StreamFactories | undefined = streamFactories,
 ): Promise<RunningDaemon> {
@@ -116,6 +119,12 @@ export async function startDaemon(
           log,
         })
       : undefined;
+  // the metrics signal (OTEL_METRICS_EXPORTER): a sink on the bus, its SDK loaded once the daemon listens
+  const exportFailures = new ExportFailures();
+  if (mirror) exportFailures.register('traces', () => mirror.exportFailures);
+  const metrics =
+    metricsConfig && metricsConfig.exporter !== 'none' ? new MetricsSink({ config: metricsConfig, version: VERSION, exportFailures, log }) : undefined;
+  if (logSink) exportFailures.register('logs', () => logSink.exportFailures);
   // --- start-up state (snapshot helper) ---
   // Rebuild what a previous process held in memory, before the first hook is
   // accepted (pairing state and open spans): from {stateDir}/snapshot plus
@@ -135,6 +144,8 @@ export async function startDaemon(
     drained: () => history.flush(),
     replayed: (ev) => {
       if (typeof ev.hermesspool === 'string') spooledSeen.add(ev.hermesspool);
+      // the log read back: pairing state for the metrics' durations, never measured again
+      metrics?.remember(ev);
     },
     // bound once the hook app exists (below): the spool is created with it
     spoolKeys: () => late.spool?.publishedNotDeleted() ?? [],
@@ -189,7 +200,7 @@ export async function startDaemon(
     identity,
     // the mirror's span context stage stamps traceparent before the bus (mirror off: no stamping)
     ...(mirror ? { stamp: new SpanContextStage(mirror) } : {}),
-    sinks: [...(mirror ? [mirror] : []), ...(logSink ? [logSink] : []), history, snapshot],
+    sinks: [...(mirror ? [mirror] : []), ...(logSink ? [logSink] : []), history, snapshot, ...(metrics ? [metrics] : [])],
     log,
     maxBodyBytes: config.maxBodyBytes,
     maxBodyNodes: config.maxBodyNodes,
@@ -209,6 +220,7 @@ export async function startDaemon(
       ...(relay ? { relay: relay.stats() } : {}),
       cost: pricer.stats(),
       logs: logSink?.stats() ?? { exporter: 'none' },
+      ...(metrics ? { metrics: metrics.stats() } : {}),
     }),
     spool: { dir: path.join(config.stateDir, 'spool'), seen: spooledSeen },
     ...(stream ? { settled: (events) => stream.own(events), server: stream.server, degraded: () => [...stream.degraded(), ...degradedOf(relay)] } : {}),
@@ -219,6 +231,7 @@ export async function startDaemon(
   const orphans = control.closeOrphans(epoch);
   if (orphans > 0) log.info('closed gate cards a previous process left pending', { cards: orphans });
   late.spool = spool;
+  if (metrics) metrics.readings = daemonReadings({ history, mirror, spool: () => late.spool, dropReports, stream, relay, pipeline });
   // fastify's own server stays unbound: the listeners feed its router, tagging each request's transport
   await app.ready();
   const listening = await openListeners(
@@ -249,10 +262,15 @@ export async function startDaemon(
   else void priced.then(ready);
   snapshot.start();
   relay?.start();
+  if (metrics) {
+    void metrics.start();
+    log.info('metrics on', { exporter: metricsConfig?.exporter, interval_ms: metricsConfig?.intervalMs });
+  }
   let closing: Promise<void> | undefined;
   return {
     shutdownBudgetMs:
       Math.max(exporter ? otel.shutdownTimeoutMs : 0, logSink && logs ? logs.shutdownTimeoutMs : 0) +
+      (metrics ? METRICS_SHUTDOWN_MS : 0) +
       LISTEN_GRACE_MS +
       LOG_FLUSH_MS +
       SHUTDOWN_MARGIN_MS +

@@ -13,6 +13,7 @@ import { adoptLine } from '../aep/event-line.js';
 import type { WireEvent } from '../stream/wire.js';
 import { priceModelCalls, type PriceSource } from '../usage/price-step.js';
 import { extraOf } from '../hermes/envelope.js';
+import { HookCounts } from './hook-counts.js';
 
 const baseUrlOf = (env: HookEnvelope): string | undefined => {
   const v = extraOf(env).base_url;
@@ -86,6 +87,8 @@ export type HookOutcome = (
  */
 export class HookPipeline {
   hooks = 0;
+  /** the same hooks by Hermes hook name (the `aep.hooks` metric) */
+  readonly byHook = new HookCounts();
   /** hooks whose mapping or stamping threw: answered, counted, logged by class; never a crash */
   failed = 0;
   /** hooks refused before processing because a durable sink could not take them */
@@ -120,6 +123,7 @@ export class HookPipeline {
    */
   handle(env: HookEnvelope, spooled?: { readonly arrival: Date; readonly key: string }, live?: LiveHook): Promise<HookOutcome> {
     this.hooks++;
+    this.byHook.count(env.hook_event_name);
     const refusal = this.o.bus.refusal();
     if (refusal) {
       this.refused++;

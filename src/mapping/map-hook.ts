@@ -43,6 +43,9 @@ const MAPPERS: Readonly<Record<string, HookMapper>> = {
   post_api_request: mapPostApiRequest,
 };
 
+/** The Hermes hook names the mapping knows by name (the rest map through the fallback). */
+export const MAPPED_HOOKS: readonly string[] = Object.keys(MAPPERS);
+
 /**
  * The pure mapping: one Hermes hook envelope → the AEP events it means, at the
  * given capture policy. No I/O, no clock, no identity: the daemon stamps those.

@@ -16,6 +16,8 @@ export class CountingLogExporter implements LogRecordExporter {
   received = 0;
   exported = 0;
   failed = 0;
+  /** export requests that failed (each may carry many records): what aep.export.failures counts */
+  failedRequests = 0;
   lastError: string | undefined;
 
   constructor(
@@ -31,6 +33,7 @@ export class CountingLogExporter implements LogRecordExporter {
         this.onResult?.(true);
       } else {
         this.failed += logs.length;
+        this.failedRequests++;
         // the class of failure only: exporter errors can quote endpoints, never content
         this.lastError = r.error?.name ?? 'export failed';
         this.onResult?.(false, errorCode(r.error));

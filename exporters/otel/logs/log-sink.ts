@@ -180,6 +180,11 @@ export class AepLogSink implements EventSink {
     return this.shut;
   }
 
+  /** failed export requests, for aep.export.failures */
+  get exportFailures(): number {
+    return this.exporter.failedRequests;
+  }
+
   stats(): Record<string, number | boolean | string> {
     const e = this.exporter;
     const dropped = e.failed + this.droppedQueueFull + this.droppedLoadFailed + this.droppedAfterShutdown + this.mappingErrors;

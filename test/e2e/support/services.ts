@@ -1,15 +1,16 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { ROOT } from '../../support/paths.js';
 import { tempDir } from '../../support/processes.js';
 import { freePorts } from './ports.js';
 import { decodeResourceSpans, type DecodedSpan } from '../../support/otlp-json.js';
+import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
 
 /**
  * The real OpenTelemetry Collector and Jaeger v2 binaries (provisioned by
  * scripts/provision-otel.sh, published by the e2e globalSetup as
- * E2E_OTELCOL / E2E_JAEGER), started on free loopback ports through the env
+ * E2E_OTELCOL / E2E_JAEGER / E2E_PROMETHEUS), started on free loopback ports through the env
  * overrides their configs expose, plus a minimal Jaeger query client.
  *
  * Every started process is registered: `stopAllServices()` (call it from an
@@ -65,7 +66,7 @@ export async function stopAllServices(): Promise<void> {
   if (failed.length > 0) throw new Error(`stopping services failed: ${failed.map((f) => String(f.reason)).join('; ')}`);
 }
 
-function binary(envName: 'E2E_OTELCOL' | 'E2E_JAEGER'): string {
+function binary(envName: 'E2E_OTELCOL' | 'E2E_JAEGER' | 'E2E_PROMETHEUS'): string {
   const bin = process.env[envName];
   if (!bin) throw new Error(`${envName} is not set: run through the vitest "e2e" project (its globalSetup provisions the binaries)`);
   return bin;
@@ -185,7 +186,11 @@ export function startJaeger(env: Record<string, string> = {}): Promise<JaegerSer
 }
 
 export interface CollectorService extends ServiceProcess {
-  readonly ports: { otlpHttp: number; otlpGrpc: number; health: number };
+  readonly ports: { otlpHttp: number; otlpGrpc: number; health: number; prometheus: number };
+  /** the metrics pipeline's scrape endpoint, host:port (its prometheus exporter serves /metrics there) */
+  readonly prometheusTarget: string;
+  /** with `logsFile`: the OTLP/JSON lines file the logs pipeline writes (test/e2e/otel-logs-file.yaml) */
+  readonly logsFile?: string;
   /** base URL for OTEL_EXPORTER_OTLP_ENDPOINT with an http/* protocol (the exporter appends /v1/traces) */
   readonly otlpHttpUrl: string;
   /** OTEL_EXPORTER_OTLP_ENDPOINT with OTEL_EXPORTER_OTLP_PROTOCOL=grpc (host and port; http:// is plaintext) */
@@ -196,28 +201,77 @@ export interface CollectorService extends ServiceProcess {
  * The collector built from otel/builder-config.yaml running the project's own
  * otel-collector.yaml unchanged: only its documented env overrides are set.
  * The replay glob defaults to an empty temp directory so nothing on the host
- * is replayed by accident.
+ * is replayed by accident. The metrics pipeline's scrape endpoint always gets
+ * a free port too. With `logsFile: true` the e2e overlay
+ * test/e2e/otel-logs-file.yaml is loaded as a second --config and the logs
+ * pipeline also writes every LogRecord to a temp file (`logsFile`).
  */
-export function startCollector(opts: { jaegerGrpcPort: number; env?: Record<string, string> }): Promise<CollectorService> {
+export function startCollector(opts: { jaegerGrpcPort: number; env?: Record<string, string>; logsFile?: boolean }): Promise<CollectorService> {
   return startWithRetry('otelcol', async () => {
-    const [otlpHttp, otlpGrpc, health] = (await freePorts(3)) as [number, number, number];
+    const [otlpHttp, otlpGrpc, health, prometheus] = (await freePorts(4)) as [number, number, number, number];
     const emptyReplay = path.join(tempDir('hermes-aep-replay-'), 'none');
     mkdirSync(emptyReplay);
-    const { svc, exited } = spawnService('otelcol', binary('E2E_OTELCOL'), ['--config', path.join(ROOT, 'otel-collector.yaml')], {
+    const logsFile = opts.logsFile ? path.join(tempDir('hermes-aep-otelcol-logs-'), 'logs.jsonl') : undefined;
+    const args = ['--config', path.join(ROOT, 'otel-collector.yaml')];
+    if (logsFile) args.push('--config', path.join(ROOT, 'test', 'e2e', 'otel-logs-file.yaml'));
+    const { svc, exited } = spawnService('otelcol', binary('E2E_OTELCOL'), args, {
       OTELCOL_OTLP_HTTP_ENDPOINT: `${LOOPBACK}:${otlpHttp}`,
       OTELCOL_OTLP_GRPC_ENDPOINT: `${LOOPBACK}:${otlpGrpc}`,
       OTELCOL_HEALTH_ENDPOINT: `${LOOPBACK}:${health}`,
       OTELCOL_JAEGER_ENDPOINT: `${LOOPBACK}:${opts.jaegerGrpcPort}`,
+      OTELCOL_PROMETHEUS_ENDPOINT: `${LOOPBACK}:${prometheus}`,
+      ...(logsFile ? { OTELCOL_LOGS_FILE: logsFile } : {}),
       OTELCOL_METRICS_LEVEL: 'none',
       OTELCOL_REPLAY_GLOB: path.join(emptyReplay, '*.jsonl'),
       ...opts.env,
     });
     await waitHealthy(svc, exited, `http://${LOOPBACK}:${health}/`);
     return Object.assign(svc, {
-      ports: { otlpHttp, otlpGrpc, health },
+      ports: { otlpHttp, otlpGrpc, health, prometheus },
       otlpHttpUrl: `http://${LOOPBACK}:${otlpHttp}`,
       otlpGrpcUrl: `http://${LOOPBACK}:${otlpGrpc}`,
+      prometheusTarget: `${LOOPBACK}:${prometheus}`,
+      ...(logsFile ? { logsFile } : {}),
     });
+  });
+}
+
+export interface PrometheusService extends ServiceProcess {
+  readonly port: number;
+  readonly url: string;
+}
+
+/**
+ * The Prometheus server built from its Go module, running the shipped
+ * deploy/prometheus/prometheus.yml with only its target (the compose name
+ * otel-collector:8889) and intervals replaced, TSDB in a temp directory.
+ */
+export function startPrometheus(opts: { target: string; scrapeInterval?: string }): Promise<PrometheusService> {
+  return startWithRetry('prometheus', async () => {
+    const [port] = (await freePorts(1)) as [number];
+    const dir = tempDir('hermes-aep-prometheus-');
+    const cfg = parseYaml(readFileSync(path.join(ROOT, 'deploy', 'prometheus', 'prometheus.yml'), 'utf8')) as {
+      global: Record<string, unknown>;
+      scrape_configs: { job_name: string; static_configs: { targets: string[] }[] }[];
+    };
+    const interval = opts.scrapeInterval ?? '500ms';
+    cfg.global.scrape_interval = interval;
+    cfg.global.evaluation_interval = interval;
+    const job = cfg.scrape_configs.find((c) => c.job_name === 'otel-collector');
+    if (!job || JSON.stringify(job.static_configs) !== JSON.stringify([{ targets: ['otel-collector:8889'] }]))
+      throw new Error('deploy/prometheus/prometheus.yml: no otel-collector job scraping otel-collector:8889');
+    job.static_configs = [{ targets: [opts.target] }];
+    const file = path.join(dir, 'prometheus.yml');
+    writeFileSync(file, stringifyYaml(cfg));
+    const { svc, exited } = spawnService(
+      'prometheus',
+      binary('E2E_PROMETHEUS'),
+      [`--config.file=${file}`, `--storage.tsdb.path=${path.join(dir, 'data')}`, `--web.listen-address=${LOOPBACK}:${port}`, '--log.level=warn'],
+      {},
+    );
+    const url = `http://${LOOPBACK}:${port}`;
+    await waitHealthy(svc, exited, `${url}/-/ready`);
+    return Object.assign(svc, { port, url });
   });
 }
 

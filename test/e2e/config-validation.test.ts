@@ -198,6 +198,10 @@ describe('pinned versions agree across the files that name them', () => {
     expect(jaeger.output).toContain(`v${imageTag('jaeger', 'jaegertracing/jaeger')}`);
     const prometheus = await run(tool('E2E_PROMETHEUS'), ['--version']);
     expect(prometheus.code).toBe(0);
-    expect(prometheus.output).toContain(`version ${imageTag('prometheus', 'prom/prometheus').slice(1)}`);
+    expect(prometheus.output).toContain(`prometheus, version ${imageTag('prometheus', 'prom/prometheus').slice(1)} `);
+    // and it is that release's Go module (the build info go embeds)
+    const script = readFileSync(path.join(ROOT, 'scripts', 'provision-otel.sh'), 'utf8');
+    const mod = await run('go', ['version', '-m', tool('E2E_PROMETHEUS')]);
+    expect(mod.output).toMatch(new RegExp(`\\bmod\\s+github\\.com/prometheus/prometheus\\s+${/^PROMETHEUS_MODULE_VERSION="([^"]+)"$/m.exec(script)?.[1]}\\s`));
   });
 });

@@ -15,6 +15,7 @@ import { readLogs } from '../support/stream-invariants.js';
 import { startFakeLlm, type FakeLlm } from './support/fake-llm.js';
 import { makeHermesHome, runHermes } from './support/hermes.js';
 import { MODEL_CALLS, modelCallsStep } from './record/model-calls.js';
+import { renderDashboardHtml } from '../tools/render-dashboard.js';
 import { startCollector, startJaeger, startPrometheus, stopAllServices, type CollectorService, type PrometheusService } from './support/services.js';
 
 /**
@@ -257,6 +258,18 @@ describe('the contract pushed over OTLP: collector (prometheus exporter) → rea
     }
   });
 
+  // opt-in: the dashboard drawn from these (synthetic) query results, to check the renderer (test/tools/render-dashboard.ts)
+  it.runIf(process.env.E2E_DASHBOARD_HTML)('draws the dashboard from Prometheus (E2E_DASHBOARD_HTML set)', async () => {
+    writeFileSync(`${process.env.E2E_DASHBOARD_HTML}.contract.html`, await renderDashboardHtml(prometheus.url, job, 2));
+  });
+
+  it("increase() counts a counter's first increment (the zero at its start time: created-timestamp-zero-ingestion)", async () => {
+    // every series here was born in this test with value 2: without the zero sample, increase() would say 0
+    const r = await promQuery(prometheus, `sum(increase(aep_runs_total{job="${job}",aep_outcome="finished"}[5m]))`);
+    const v = Number(r.data?.result[0]?.value[1]);
+    expect(Math.abs(v - 2), `increase = ${v}`).toBeLessThan(0.5);
+  });
+
   it('a renamed metric is caught: Prometheus evaluates it to nothing', async () => {
     const r = await promQuery(prometheus, `sum(rate(aep_run_total{job="${job}"}[30s]))`);
     expect(r.status).toBe('success');
@@ -383,6 +396,11 @@ describe('a real Hermes turn through the daemon: its metrics and log records beh
         expect(labels.has(l), `${r.title}: label ${l} is on none of ${[...r.use.metrics].join(', ')}`).toBe(true);
       }
     }
+  });
+
+  // opt-in: the README's picture from this real turn (test/tools/render-dashboard.ts, then a headless browser screenshot)
+  it.runIf(process.env.E2E_DASHBOARD_HTML)('draws the dashboard from Prometheus (E2E_DASHBOARD_HTML set)', async () => {
+    writeFileSync(process.env.E2E_DASHBOARD_HTML!, await renderDashboardHtml(prometheus.url, job, 5));
   });
 
   it('the AEP log bridge: dev.aep.* LogRecords carrying the trace ids of the turn', async () => {

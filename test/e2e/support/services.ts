@@ -244,7 +244,8 @@ export interface PrometheusService extends ServiceProcess {
 /**
  * The Prometheus server built from its Go module, running the shipped
  * deploy/prometheus/prometheus.yml with only its target (the compose name
- * otel-collector:8889) and intervals replaced, TSDB in a temp directory.
+ * otel-collector:8889) and intervals replaced, TSDB in a temp directory, and
+ * the --enable-feature flags of docker-compose.yml's prometheus service.
  */
 export function startPrometheus(opts: { target: string; scrapeInterval?: string }): Promise<PrometheusService> {
   return startWithRetry('prometheus', async () => {
@@ -263,10 +264,13 @@ export function startPrometheus(opts: { target: string; scrapeInterval?: string 
     job.static_configs = [{ targets: [opts.target] }];
     const file = path.join(dir, 'prometheus.yml');
     writeFileSync(file, stringifyYaml(cfg));
+    // the feature flags the compose service runs with
+    const compose = parseYaml(readFileSync(path.join(ROOT, 'docker-compose.yml'), 'utf8')) as { services: { prometheus?: { command?: string[] } } };
+    const features = (compose.services.prometheus?.command ?? []).filter((a) => a.startsWith('--enable-feature='));
     const { svc, exited } = spawnService(
       'prometheus',
       binary('E2E_PROMETHEUS'),
-      [`--config.file=${file}`, `--storage.tsdb.path=${path.join(dir, 'data')}`, `--web.listen-address=${LOOPBACK}:${port}`, '--log.level=warn'],
+      [`--config.file=${file}`, `--storage.tsdb.path=${path.join(dir, 'data')}`, `--web.listen-address=${LOOPBACK}:${port}`, '--log.level=warn', ...features],
       {},
     );
     const url = `http://${LOOPBACK}:${port}`;

@@ -195,4 +195,9 @@ describe('deploy/grafana/provisioning', () => {
     expect(compose.services.grafana!.ports).toEqual(['127.0.0.1:3000:3000']);
     expect(compose.services.prometheus!.ports).toEqual(['127.0.0.1:9090:9090']);
   });
+
+  it("compose's Prometheus inserts the zero at a counter's start (else increase() misses every series' first increment)", () => {
+    const compose = parse(readFileSync(path.join(ROOT, 'docker-compose.yml'), 'utf8')) as { services: Record<string, { command?: string[] }> };
+    expect(compose.services.prometheus!.command).toContain('--enable-feature=created-timestamp-zero-ingestion');
+  });
 });

@@ -163,11 +163,15 @@ build_prometheus() {
     cd "$work"
     go mod init hermes-aep.local/prometheus-build >/dev/null 2>&1
     go get -tool "${PROMETHEUS_MODULE}/cmd/prometheus@${PROMETHEUS_MODULE_VERSION}"
-    go build -o "$work/prometheus" -ldflags "-s -w" "${PROMETHEUS_MODULE}/cmd/prometheus"
+    # `prometheus --version` reports the release like the image's binary does
+    # (the upstream build sets these through promu; a plain go build leaves them empty).
+    go build -o "$work/prometheus" \
+      -ldflags "-s -w -X github.com/prometheus/common/version.Version=${PROMETHEUS_VERSION} -X github.com/prometheus/common/version.Branch=module-${PROMETHEUS_MODULE_VERSION}" \
+      "${PROMETHEUS_MODULE}/cmd/prometheus"
   ) >&2
   mv -f "$work/prometheus" "$PROMETHEUS_BIN.tmp"
   mv -f "$PROMETHEUS_BIN.tmp" "$PROMETHEUS_BIN"
-  log "prometheus built in $(elapsed "$t0")"
+  log "prometheus built in $(elapsed "$t0"): $("$PROMETHEUS_BIN" --version 2>&1 | head -n 1)"
 }
 
 build_otelcol

@@ -64,6 +64,24 @@ describe('otel-collector.yaml against the real collector (otelcol validate)', ()
     expect(r, r.output).toMatchObject({ code: 0 });
   });
 
+  it('the shipped config with the e2e logs-to-file overlay validates', async () => {
+    const r = await run(tool('E2E_OTELCOL'), [
+      'validate',
+      '--config',
+      path.join(ROOT, 'otel-collector.yaml'),
+      '--config',
+      path.join(ROOT, 'test', 'e2e', 'otel-logs-file.yaml'),
+    ]);
+    expect(r, r.output).toMatchObject({ code: 0 });
+  });
+
+  it('a copy whose metrics pipeline names an exporter the built binary lacks is rejected', async () => {
+    const bad = brokenCopy('otel-collector.yaml', ['exporters: [prometheus]', 'exporters: [prometheusremotewrite]']);
+    const r = await run(tool('E2E_OTELCOL'), ['validate', '--config', bad]);
+    expect(r.code).not.toBe(0);
+    expect(r.output).toContain('prometheusremotewrite');
+  });
+
   it('a copy whose pipeline names an undeclared exporter is rejected, for that reason', async () => {
     const bad = brokenCopy('otel-collector.yaml', ['exporters: [otlp_grpc/jaeger, debug]', 'exporters: [otlp_grpc/jaeger, debug, otlp_grpc/undeclared]']);
     const r = await run(tool('E2E_OTELCOL'), ['validate', '--config', bad]);
@@ -202,6 +220,16 @@ describe('pinned versions agree across the files that name them', () => {
     expect(/^JAEGER_VERSION="([^"]+)"$/m.exec(script)?.[1]).toBe(tag);
   });
 
+  it('the Prometheus image tag equals v + PROMETHEUS_VERSION of provision-otel.sh, whose Go module version is its v0.3MM.P twin', () => {
+    const script = readFileSync(path.join(ROOT, 'scripts', 'provision-otel.sh'), 'utf8');
+    const tag = imageTag('prometheus', 'prom/prometheus');
+    const version = /^PROMETHEUS_VERSION="([^"]+)"$/m.exec(script)?.[1];
+    expect(tag).toBe(`v${version}`);
+    const [major, minor, patch] = version!.split('.').map(Number) as [number, number, number];
+    expect(major).toBe(3);
+    expect(/^PROMETHEUS_MODULE_VERSION="([^"]+)"$/m.exec(script)?.[1]).toBe(`v0.${300 + minor}.${patch}`);
+  });
+
   it('the binaries the e2e tier runs report those versions', async () => {
     const manifest = parse(readFileSync(path.join(ROOT, 'otel', 'builder-config.yaml'), 'utf8')) as { dist: { version: string } };
     const col = await run(tool('E2E_OTELCOL'), ['--version']);
@@ -210,6 +238,13 @@ describe('pinned versions agree across the files that name them', () => {
     const jaeger = await run(tool('E2E_JAEGER'), ['version']);
     expect(jaeger.code).toBe(0);
     expect(jaeger.output).toContain(`v${imageTag('jaeger', 'jaegertracing/jaeger')}`);
+    const prometheus = await run(tool('E2E_PROMETHEUS'), ['--version']);
+    expect(prometheus.code).toBe(0);
+    expect(prometheus.output).toContain(`prometheus, version ${imageTag('prometheus', 'prom/prometheus').slice(1)} `);
+    // and it is that release's Go module (the build info go embeds)
+    const script = readFileSync(path.join(ROOT, 'scripts', 'provision-otel.sh'), 'utf8');
+    const mod = await run('go', ['version', '-m', tool('E2E_PROMETHEUS')]);
+    expect(mod.output).toMatch(new RegExp(`\\bmod\\s+github\\.com/prometheus/prometheus\\s+${/^PROMETHEUS_MODULE_VERSION="([^"]+)"$/m.exec(script)?.[1]}\\s`));
   });
 });
 

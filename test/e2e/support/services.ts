@@ -1,15 +1,16 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { ROOT } from '../../support/paths.js';
 import { tempDir } from '../../support/processes.js';
 import { freePorts } from './ports.js';
 import { decodeResourceSpans, type DecodedSpan } from '../../support/otlp-json.js';
+import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
 
 /**
  * The real OpenTelemetry Collector and Jaeger v2 binaries (provisioned by
  * scripts/provision-otel.sh, published by the e2e globalSetup as
- * E2E_OTELCOL / E2E_JAEGER), started on free loopback ports through the env
+ * E2E_OTELCOL / E2E_JAEGER / E2E_PROMETHEUS), started on free loopback ports through the env
  * overrides their configs expose, plus a minimal Jaeger query client.
  *
  * Every started process is registered: `stopAllServices()` (call it from an
@@ -70,7 +71,7 @@ export async function stopAllServices(): Promise<void> {
   if (failed.length > 0) throw new Error(`stopping services failed: ${failed.map((f) => String(f.reason)).join('; ')}`);
 }
 
-function binary(envName: 'E2E_OTELCOL' | 'E2E_JAEGER'): string {
+function binary(envName: 'E2E_OTELCOL' | 'E2E_JAEGER' | 'E2E_PROMETHEUS'): string {
   const bin = process.env[envName];
   if (!bin) throw new Error(`${envName} is not set: run through the vitest "e2e" project (its globalSetup provisions the binaries)`);
   return bin;
@@ -211,7 +212,11 @@ export function startJaeger(env: Record<string, string> = {}, opts: { config?: s
 }
 
 export interface CollectorService extends ServiceProcess {
-  readonly ports: { otlpHttp: number; otlpGrpc: number; health: number; metrics?: number };
+  readonly ports: { otlpHttp: number; otlpGrpc: number; health: number; metrics?: number; prometheus: number };
+  /** the metrics pipeline's scrape endpoint, host:port (its prometheus exporter serves /metrics there) */
+  readonly prometheusTarget: string;
+  /** with `logsFile`: the OTLP/JSON lines file the logs pipeline writes (test/e2e/otel-logs-file.yaml) */
+  readonly logsFile?: string;
   /** base URL for OTEL_EXPORTER_OTLP_ENDPOINT with an http/* protocol (the exporter appends /v1/traces) */
   readonly otlpHttpUrl: string;
   /** OTEL_EXPORTER_OTLP_ENDPOINT with OTEL_EXPORTER_OTLP_PROTOCOL=grpc (host and port; http:// is plaintext) */
@@ -231,6 +236,8 @@ export interface CollectorOptions {
   name?: string;
   /** serve the collector's own metrics on a free loopback port (OTELCOL_METRICS_*), read with `metrics()` */
   metrics?: boolean;
+  /** also route the logs pipeline to a temp OTLP/JSON file (the e2e overlay test/e2e/otel-logs-file.yaml) */
+  logsFile?: boolean;
   env?: Record<string, string>;
 }
 
@@ -239,19 +246,27 @@ export interface CollectorOptions {
  * project's configs unchanged (by default the root otel-collector.yaml; the
  * fleet tier's deploy/fleet/*.yaml share its env names): only its documented
  * env overrides are set. The replay glob defaults to an empty temp directory
- * so nothing on the host is replayed by accident.
+ * so nothing on the host is replayed by accident. The metrics pipeline's
+ * scrape endpoint always gets a free port too. With `logsFile: true` the e2e
+ * overlay test/e2e/otel-logs-file.yaml is loaded as a second --config and the
+ * logs pipeline also writes every LogRecord to a temp file (`logsFile`).
  */
 export function startCollector(opts: CollectorOptions = {}): Promise<CollectorService> {
   const name = opts.name ?? 'otelcol';
   return startWithRetry(name, async () => {
-    const [otlpHttp, otlpGrpc, health, metricsPort] = (await freePorts(4)) as [number, number, number, number];
+    const [otlpHttp, otlpGrpc, health, metricsPort, prometheus] = (await freePorts(5)) as [number, number, number, number, number];
     const emptyReplay = path.join(tempDir('hermes-aep-replay-'), 'none');
     mkdirSync(emptyReplay);
-    const { svc, exited } = spawnService(name, binary('E2E_OTELCOL'), ['--config', path.join(ROOT, opts.config ?? 'otel-collector.yaml')], {
+    const logsFile = opts.logsFile ? path.join(tempDir('hermes-aep-otelcol-logs-'), 'logs.jsonl') : undefined;
+    const args = ['--config', path.join(ROOT, opts.config ?? 'otel-collector.yaml')];
+    if (logsFile) args.push('--config', path.join(ROOT, 'test', 'e2e', 'otel-logs-file.yaml'));
+    const { svc, exited } = spawnService(name, binary('E2E_OTELCOL'), args, {
       OTELCOL_OTLP_HTTP_ENDPOINT: `${LOOPBACK}:${otlpHttp}`,
       OTELCOL_OTLP_GRPC_ENDPOINT: `${LOOPBACK}:${otlpGrpc}`,
       OTELCOL_HEALTH_ENDPOINT: `${LOOPBACK}:${health}`,
       ...(opts.jaegerGrpcPort !== undefined ? { OTELCOL_JAEGER_ENDPOINT: `${LOOPBACK}:${opts.jaegerGrpcPort}` } : {}),
+      OTELCOL_PROMETHEUS_ENDPOINT: `${LOOPBACK}:${prometheus}`,
+      ...(logsFile ? { OTELCOL_LOGS_FILE: logsFile } : {}),
       ...(opts.metrics
         ? { OTELCOL_METRICS_LEVEL: 'normal', OTELCOL_METRICS_HOST: LOOPBACK, OTELCOL_METRICS_PORT: String(metricsPort) }
         : { OTELCOL_METRICS_LEVEL: 'none' }),
@@ -260,10 +275,12 @@ export function startCollector(opts: CollectorOptions = {}): Promise<CollectorSe
     });
     await waitHealthy(svc, exited, `http://${LOOPBACK}:${health}/`);
     return Object.assign(svc, {
-      ports: { otlpHttp, otlpGrpc, health, ...(opts.metrics ? { metrics: metricsPort } : {}) },
+      ports: { otlpHttp, otlpGrpc, health, prometheus, ...(opts.metrics ? { metrics: metricsPort } : {}) },
       otlpHttpUrl: `http://${LOOPBACK}:${otlpHttp}`,
       otlpGrpcUrl: `http://${LOOPBACK}:${otlpGrpc}`,
       otlpGrpcAddress: `${LOOPBACK}:${otlpGrpc}`,
+      prometheusTarget: `${LOOPBACK}:${prometheus}`,
+      ...(logsFile ? { logsFile } : {}),
       metrics: async () => {
         if (!opts.metrics) throw new Error(`${name} was started without metrics`);
         const res = await fetch(`http://${LOOPBACK}:${metricsPort}/metrics`, { signal: AbortSignal.timeout(5_000) });
@@ -271,6 +288,49 @@ export function startCollector(opts: CollectorOptions = {}): Promise<CollectorSe
         return res.text();
       },
     });
+  });
+}
+
+export interface PrometheusService extends ServiceProcess {
+  readonly port: number;
+  readonly url: string;
+}
+
+/**
+ * The Prometheus server built from its Go module, running the shipped
+ * deploy/prometheus/prometheus.yml with only its target (the compose name
+ * otel-collector:8889) and intervals replaced, TSDB in a temp directory, and
+ * the --enable-feature flags of docker-compose.yml's prometheus service.
+ */
+export function startPrometheus(opts: { target: string; scrapeInterval?: string }): Promise<PrometheusService> {
+  return startWithRetry('prometheus', async () => {
+    const [port] = (await freePorts(1)) as [number];
+    const dir = tempDir('hermes-aep-prometheus-');
+    const cfg = parseYaml(readFileSync(path.join(ROOT, 'deploy', 'prometheus', 'prometheus.yml'), 'utf8')) as {
+      global: Record<string, unknown>;
+      scrape_configs: { job_name: string; static_configs: { targets: string[] }[] }[];
+    };
+    const interval = opts.scrapeInterval ?? '500ms';
+    cfg.global.scrape_interval = interval;
+    cfg.global.evaluation_interval = interval;
+    const job = cfg.scrape_configs.find((c) => c.job_name === 'otel-collector');
+    if (!job || JSON.stringify(job.static_configs) !== JSON.stringify([{ targets: ['otel-collector:8889'] }]))
+      throw new Error('deploy/prometheus/prometheus.yml: no otel-collector job scraping otel-collector:8889');
+    job.static_configs = [{ targets: [opts.target] }];
+    const file = path.join(dir, 'prometheus.yml');
+    writeFileSync(file, stringifyYaml(cfg));
+    // the feature flags the compose service runs with
+    const compose = parseYaml(readFileSync(path.join(ROOT, 'docker-compose.yml'), 'utf8')) as { services: { prometheus?: { command?: string[] } } };
+    const features = (compose.services.prometheus?.command ?? []).filter((a) => a.startsWith('--enable-feature='));
+    const { svc, exited } = spawnService(
+      'prometheus',
+      binary('E2E_PROMETHEUS'),
+      [`--config.file=${file}`, `--storage.tsdb.path=${path.join(dir, 'data')}`, `--web.listen-address=${LOOPBACK}:${port}`, '--log.level=warn', ...features],
+      {},
+    );
+    const url = `http://${LOOPBACK}:${port}`;
+    await waitHealthy(svc, exited, `${url}/-/ready`);
+    return Object.assign(svc, { port, url });
   });
 }
 

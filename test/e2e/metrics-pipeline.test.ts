@@ -8,14 +8,14 @@ import { resourceFromAttributes } from '@opentelemetry/resources';
 import { LoggerProvider, SimpleLogRecordProcessor } from '@opentelemetry/sdk-logs';
 import { MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { analyse, dashboardExprs, loadDashboard, substitute } from '../support/dashboard.js';
+import { analyse, dashboardExprs, dataPanels, loadDashboard, substitute } from '../support/dashboard.js';
 import { METRICS_CONTRACT, promBase, promName, promSeriesNames, type ContractMetric } from '../support/metrics-contract.js';
 import { startDaemonProcess, tempDir, waitFor, type DaemonProcess } from '../support/processes.js';
 import { readLogs } from '../support/stream-invariants.js';
 import { startFakeLlm, type FakeLlm } from './support/fake-llm.js';
 import { makeHermesHome, runHermes } from './support/hermes.js';
 import { MODEL_CALLS, modelCallsStep } from './record/model-calls.js';
-import { renderDashboardHtml } from '../tools/render-dashboard.js';
+import { renderDashboard } from '../tools/render-dashboard-svg.js';
 import { startCollector, startJaeger, startPrometheus, stopAllServices, type CollectorService, type PrometheusService } from './support/services.js';
 
 /**
@@ -169,6 +169,17 @@ function recordContract(meter: Meter): void {
   }
 }
 
+/** The dashboard drawn from `prom` over the last five minutes: every data panel's title and a mark of data in it. */
+async function expectDrawn(prom: string, job: string): Promise<string> {
+  const end = Math.ceil(Date.now() / 1000);
+  const d = loadDashboard();
+  const svg = await renderDashboard(d, prom, end - 300, end, job);
+  const esc = (t: string) => t.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+  for (const p of dataPanels(d)) expect(svg, p.title).toContain(`>${esc(p.title ?? '')}</text>`);
+  expect(svg).toMatch(/<polyline|<circle/);
+  return svg;
+}
+
 describe('the contract pushed over OTLP: collector (prometheus exporter) → real Prometheus → every dashboard expression', () => {
   const job = `hermes-aep-e2e-metrics-${randomBytes(4).toString('hex')}`;
   const instance = `e2e-${randomBytes(4).toString('hex')}`;
@@ -258,9 +269,8 @@ describe('the contract pushed over OTLP: collector (prometheus exporter) → rea
     }
   });
 
-  // opt-in: the dashboard drawn from these (synthetic) query results, to check the renderer (test/tools/render-dashboard.ts)
-  it.runIf(process.env.E2E_DASHBOARD_HTML)('draws the dashboard from Prometheus (E2E_DASHBOARD_HTML set)', async () => {
-    writeFileSync(`${process.env.E2E_DASHBOARD_HTML}.contract.html`, await renderDashboardHtml(prometheus.url, job, 2));
+  it('the dashboard draws from these query results: every panel, at its place (test/tools/render-dashboard-svg.ts)', async () => {
+    await expectDrawn(prometheus.url, job);
   });
 
   it("increase() counts a counter's first increment (the zero at its start time: created-timestamp-zero-ingestion)", async () => {
@@ -398,9 +408,10 @@ describe('a real Hermes turn through the daemon: its metrics and log records beh
     }
   });
 
-  // opt-in: the README's picture from this real turn (test/tools/render-dashboard.ts, then a headless browser screenshot)
-  it.runIf(process.env.E2E_DASHBOARD_HTML)('draws the dashboard from Prometheus (E2E_DASHBOARD_HTML set)', async () => {
-    writeFileSync(process.env.E2E_DASHBOARD_HTML!, await renderDashboardHtml(prometheus.url, job, 5));
+  // E2E_DASHBOARD_PICTURE=<absolute path>.svg: the README's picture, drawn from this real session
+  it('the dashboard draws from this session: every panel, at its place', async () => {
+    const svg = await expectDrawn(prometheus.url, job);
+    if (process.env.E2E_DASHBOARD_PICTURE) writeFileSync(process.env.E2E_DASHBOARD_PICTURE, svg);
   });
 
   it('the AEP log bridge: dev.aep.* LogRecords carrying the trace ids of the turn', async () => {

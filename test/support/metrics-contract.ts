@@ -59,6 +59,8 @@ export const METRICS_CONTRACT: readonly ContractMetric[] = [
       'gen_ai.provider.name',
       'gen_ai.request.model',
       'gen_ai.response.model',
+      'server.address',
+      'server.port',
       'gen_ai.agent.name',
       'gen_ai.tool.name',
       'error.type',

@@ -4,11 +4,12 @@
 // panels as their latest value. Grafana itself cannot run here, so this is how
 // the README's picture is made from a real run (its layout, titles,
 // expressions and legends are the dashboard's own; its look is not Grafana's):
-//   E2E_DASHBOARD_PICTURE=docs/dashboard.svg npm run test:e2e
-// (the metrics pipeline test then calls renderDashboard against its Prometheus), or by hand:
-//   node dist/test/tools/render-dashboard-svg.js <dashboard.json> <prometheus url> <out.svg> <start s> <end s>
+//   E2E_DASHBOARD_PICTURE=$PWD/docs/dashboard.svg npx vitest run --project e2e test/e2e/metrics-pipeline.test.ts
+// (the metrics pipeline test draws it from its real Hermes session), or by hand:
+//   node dist/test/tools/render-dashboard-svg.js <dashboard.json> <prometheus url> <out.svg> <start s> <end s> [job]
 import { readFileSync, writeFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
+import { substitute } from '../support/dashboard.js';
 
 interface Target {
   expr?: string;
@@ -41,15 +42,6 @@ function legend(format: string | undefined, metric: Record<string, string>): str
   if (format && format !== '__auto') return format.replace(/\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}/g, (_m, k: string) => metric[k] ?? '');
   const labels = Object.entries(metric).filter(([k]) => k !== '__name__' && k !== 'job' && k !== 'instance');
   return labels.length ? labels.map(([k, v]) => `${k}=${v}`).join(', ') : (metric.__name__ ?? 'value');
-}
-
-/** Grafana's variables a dashboard's expressions may use, at the values the picture is drawn for. */
-function substitute(expr: string, stepS: number): string {
-  return expr
-    .replace(/\$__rate_interval|\$\{__rate_interval\}/g, `${Math.max(4 * stepS, 60)}s`)
-    .replace(/\$__interval|\$\{__interval\}/g, `${stepS}s`)
-    .replace(/\$__range|\$\{__range\}/g, '1h')
-    .replace(/\$\{?job\}?/g, '.+');
 }
 
 async function queryRange(prom: string, expr: string, start: number, end: number, step: number): Promise<Series[]> {
@@ -106,15 +98,22 @@ function drawPanel(p: Panel, drawn: Drawn[], start: number, end: number): string
 }
 
 /** The SVG of `dashboard` (Grafana JSON) over `[start, end]` (epoch seconds), every expression evaluated by `prometheus`. */
-export async function renderDashboard(dashboard: { title?: string; panels?: Panel[] }, prometheus: string, start: number, end: number): Promise<string> {
+export async function renderDashboard(
+  dashboard: { title?: string; panels?: Panel[] },
+  prometheus: string,
+  start: number,
+  end: number,
+  job = 'hermes-aep',
+): Promise<string> {
   const panels = flatten(dashboard.panels ?? []);
   const step = Math.max(1, Math.round((end - start) / 120));
+  const vars = { job, rateInterval: `${Math.max(4 * step, 15)}s`, range: `${Math.max(end - start, 60)}s` };
   const body: string[] = [];
   for (const p of panels) {
     const drawn: Drawn[] = [];
     for (const t of p.targets ?? []) {
       if (!t.expr) continue;
-      for (const s of await queryRange(prometheus, substitute(t.expr, step), start, end, step))
+      for (const s of await queryRange(prometheus, substitute(t.expr, vars), start, end, step))
         drawn.push({
           label: legend(t.legendFormat, s.metric),
           points: s.values.map(([ts, v]) => [ts, Number(v)] as [number, number]).filter(([, v]) => Number.isFinite(v)),
@@ -122,6 +121,8 @@ export async function renderDashboard(dashboard: { title?: string; panels?: Pane
     }
     body.push(drawPanel(p, drawn, start, end));
   }
+  for (const r of (dashboard.panels ?? []).filter((p) => p.type === 'row'))
+    body.push(`<text x="10" y="${(r.gridPos?.y ?? 0) * ROW + 40 + 22}" fill="#ccccdc" font-size="14">${esc(r.title ?? '')}</text>`);
   const height = Math.max(...panels.map((p) => ((p.gridPos?.y ?? 0) + (p.gridPos?.h ?? 8)) * ROW)) + 48;
   const when = `${new Date(start * 1000).toISOString()} .. ${new Date(end * 1000).toISOString()}`;
   return [
@@ -136,11 +137,11 @@ export async function renderDashboard(dashboard: { title?: string; panels?: Pane
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
-  const [dash, prom, out, start, end] = process.argv.slice(2);
+  const [dash, prom, out, start, end, job] = process.argv.slice(2);
   if (!dash || !prom || !out || !start || !end) {
-    console.error('usage: render-dashboard-svg <dashboard.json> <prometheus url> <out.svg> <start s> <end s>');
+    console.error('usage: render-dashboard-svg <dashboard.json> <prometheus url> <out.svg> <start s> <end s> [job]');
     process.exit(2);
   }
-  const svg = await renderDashboard(JSON.parse(readFileSync(dash, 'utf8')) as { panels?: Panel[] }, prom, Number(start), Number(end));
+  const svg = await renderDashboard(JSON.parse(readFileSync(dash, 'utf8')) as { panels?: Panel[] }, prom, Number(start), Number(end), job);
   writeFileSync(out, svg);
 }

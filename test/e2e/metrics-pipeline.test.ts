@@ -16,7 +16,18 @@ import { startFakeLlm, type FakeLlm } from './support/fake-llm.js';
 import { makeHermesHome, runHermes } from './support/hermes.js';
 import { MODEL_CALLS, modelCallsStep } from './record/model-calls.js';
 import { renderDashboard } from '../tools/render-dashboard-svg.js';
-import { startCollector, startJaeger, startPrometheus, stopAllServices, type CollectorService, type PrometheusService } from './support/services.js';
+import {
+  startCollector,
+  startJaeger,
+  startPrometheus,
+  stopAllServices,
+  type CollectorService,
+  type JaegerService,
+  type PrometheusService,
+} from './support/services.js';
+import { decodeResourceLogs } from '../support/otlp-json.js';
+import { toLogRecord } from '../../exporters/otel/logs/log-record.js';
+import type { AepEvent } from '../../src/aep/event.js';
 
 /**
  * The metrics and logs paths with real processes: the collector built from
@@ -127,10 +138,11 @@ function readLogRecords(file: string) {
 
 let collector: CollectorService;
 let prometheus: PrometheusService;
+let jaeger: JaegerService;
 
 beforeAll(async () => {
-  // Jaeger only so the traces pipeline has somewhere to go (the daemon exports its spans too)
-  const jaeger = await startJaeger();
+  // Jaeger: the traces pipeline's end, and where the log records' spans must be found
+  jaeger = await startJaeger();
   collector = await startCollector({ jaegerGrpcPort: jaeger.ports.otlpGrpc, logsFile: true, env: { OTELCOL_BATCH_TIMEOUT: '100ms' } });
   prometheus = await startPrometheus({ target: collector.prometheusTarget, scrapeInterval: '500ms' });
 }, 60_000);
@@ -425,5 +437,41 @@ describe('a real Hermes turn through the daemon: its metrics and log records beh
     expect(withTrace.length).toBeGreaterThan(0);
     for (const r of withTrace) expect(traceIds.has(r.traceId!), `${r.eventName} trace ${r.traceId}`).toBe(true);
     expect(records.find((r) => r.eventName === 'dev.aep.run.finished')?.traceId).toBeDefined();
+  });
+
+  it("each LogRecord at the collector is its history event's AEP-0005 projection (the mapping otlp-expected.json pins), on a span Jaeger serves", async () => {
+    const history = new Map([...readLogs(daemon.historyDir).values()].flat().map((e) => [e.id, e as unknown as AepEvent]));
+    const records = readFileSync(collector.logsFile!, 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .flatMap((l) => decodeResourceLogs((JSON.parse(l) as { resourceLogs?: unknown[] }).resourceLogs))
+      .filter((r) => r.resource['service.name'] === job);
+    expect(records.length).toBe(history.size);
+    const spans = new Map<string, Set<string>>();
+    for (const r of records) {
+      const ev = history.get(r.attributes['aep.event_id'] as string);
+      expect(ev, `record ${r.eventName} has no event in the history`).toBeDefined();
+      const want = toLogRecord(ev! as never, 'metadata');
+      expect({ ...r, resource: undefined }).toEqual({
+        timeUnixNano: String(want.time_unix_nano),
+        eventName: want.event_name,
+        severityText: want.severity_text,
+        severityNumber: want.severity_number,
+        attributes: want.attributes,
+        ...(want.body ? { body: want.body } : {}),
+        ...(want.trace_id ? { traceId: want.trace_id, spanId: want.span_id, flags: want.flags } : {}),
+        resource: undefined,
+      });
+      if (r.traceId) spans.set(r.traceId, new Set([...(spans.get(r.traceId) ?? []), r.spanId!]));
+    }
+    expect(spans.size).toBeGreaterThan(0);
+    for (const [traceId, ids] of spans) {
+      const served = await waitFor(`trace ${traceId} in Jaeger`, async () => {
+        const t = await jaeger.query.getTrace(traceId);
+        const have = new Set(t?.spans.map((x) => x.spanID) ?? []);
+        return [...ids].every((id) => have.has(id)) ? have : undefined;
+      });
+      for (const id of ids) expect(served.has(id), `span ${id} of trace ${traceId}`).toBe(true);
+    }
   });
 });

@@ -1,12 +1,24 @@
 import type { ExportResult, ExportResultCode } from '@opentelemetry/core';
-import type { ReadableSpan, SpanExporter } from '@opentelemetry/sdk-trace';
+import type { ReadableSpan } from '@opentelemetry/sdk-trace';
 import { errorCode } from '../../src/sinks/health-latch.js';
 
-/** `ExportResultCode.SUCCESS`, without loading @opentelemetry/core at start */
+/** `ExportResultCode.SUCCESS` / `FAILED`, without loading @opentelemetry/core at start */
 const SUCCESS = 0 as ExportResultCode.SUCCESS;
+const FAILED = 1 as ExportResultCode.FAILED;
 
-/** Wraps an exporter to count what reached it, what it delivered, and what it lost; `onResult` hears each outcome. */
-export class CountingExporter implements SpanExporter {
+/** What the SDK's span and log record exporters have in common: the shape a counting wrapper needs. */
+export interface ItemExporter<T> {
+  export(items: T[], done: (r: ExportResult) => void): void;
+  forceFlush?(): Promise<void>;
+  shutdown(): Promise<void>;
+}
+
+/**
+ * Wraps an exporter (spans by default; log records for the log bridge) to count what reached it, what it
+ * delivered, and what it lost; `onResult` hears each outcome. The batch processors drop silently: what was
+ * handed to one minus `received` is what it still holds. An exporter that throws counts as a failed export.
+ */
+export class CountingExporter<T = ReadableSpan> implements ItemExporter<T> {
   received = 0;
   exported = 0;
   failed = 0;
@@ -15,25 +27,30 @@ export class CountingExporter implements SpanExporter {
   lastError: string | undefined;
 
   constructor(
-    readonly inner: SpanExporter,
+    readonly inner: ItemExporter<T>,
     private readonly onResult?: (ok: boolean, error?: string) => void,
   ) {}
 
-  export(spans: ReadableSpan[], done: (r: ExportResult) => void): void {
-    this.received += spans.length;
-    this.inner.export(spans, (r) => {
+  export(items: T[], done: (r: ExportResult) => void): void {
+    this.received += items.length;
+    const settle = (r: ExportResult) => {
       if (r.code === SUCCESS) {
-        this.exported += spans.length;
+        this.exported += items.length;
         this.onResult?.(true);
       } else {
-        this.failed += spans.length;
+        this.failed += items.length;
         this.failedRequests++;
         // the class of failure only: exporter errors can quote endpoints, never content
         this.lastError = r.error?.name ?? 'export failed';
         this.onResult?.(false, errorCode(r.error));
       }
       done(r);
-    });
+    };
+    try {
+      this.inner.export(items, settle);
+    } catch (err) {
+      settle({ code: FAILED, error: err instanceof Error ? err : new Error('export threw') });
+    }
   }
 
   forceFlush(): Promise<void> {

@@ -1,60 +1,14 @@
 import type { ExportResult, ExportResultCode } from '@opentelemetry/core';
 import type { LogRecordExporter, ReadableLogRecord } from '@opentelemetry/sdk-logs';
-import { errorCode } from '../../../src/sinks/health-latch.js';
+import { CountingExporter } from '../counting-exporter.js';
 import type { OtlpProtocol } from '../otel-config.js';
 
-/** `ExportResultCode.SUCCESS` / `FAILED`, without loading @opentelemetry/core at start */
-const SUCCESS = 0 as ExportResultCode.SUCCESS;
+/** `ExportResultCode.FAILED`, without loading @opentelemetry/core at start */
 const FAILED = 1 as ExportResultCode.FAILED;
 
-/**
- * Wraps a log exporter to count what reached it, what it delivered and what
- * it lost (the batch processor drops silently: what was handed to it minus
- * `received` is what it still holds); `onResult` hears each outcome.
- */
-export class CountingLogExporter implements LogRecordExporter {
-  received = 0;
-  exported = 0;
-  failed = 0;
-  /** export requests that failed (each may carry many records): what aep.export.failures counts */
-  failedRequests = 0;
-  lastError: string | undefined;
-
-  constructor(
-    readonly inner: LogRecordExporter,
-    private readonly onResult?: (ok: boolean, code?: string) => void,
-  ) {}
-
-  export(logs: ReadableLogRecord[], done: (r: ExportResult) => void): void {
-    this.received += logs.length;
-    const settle = (r: ExportResult) => {
-      if (r.code === SUCCESS) {
-        this.exported += logs.length;
-        this.onResult?.(true);
-      } else {
-        this.failed += logs.length;
-        this.failedRequests++;
-        // the class of failure only: exporter errors can quote endpoints, never content
-        this.lastError = r.error?.name ?? 'export failed';
-        this.onResult?.(false, errorCode(r.error));
-      }
-      done(r);
-    };
-    try {
-      this.inner.export(logs, settle);
-    } catch (err) {
-      settle({ code: FAILED, error: err instanceof Error ? err : new Error('export threw') });
-    }
-  }
-
-  forceFlush(): Promise<void> {
-    return this.inner.forceFlush();
-  }
-
-  shutdown(): Promise<void> {
-    return this.inner.shutdown();
-  }
-}
+/** The counting wrapper of the spans (counting-exporter.ts), over log records. */
+export const CountingLogExporter = CountingExporter<ReadableLogRecord>;
+export type CountingLogExporter = CountingExporter<ReadableLogRecord>;
 
 /**
  * The OTLP log exporter, imported and built on first use, never while the

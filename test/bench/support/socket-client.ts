@@ -40,6 +40,9 @@ export class SocketClient {
   }
 
   /** POST `sessions` (each one's hooks in order, one at a time) on up to `lanes` at once; answers that were not 200 throw. */
+  /** 503 answers retried (see drive) */
+  retried503 = 0;
+
   async drive(sessions: readonly (readonly string[])[], lanes: number): Promise<number> {
     let next = 0;
     let posted = 0;
@@ -47,7 +50,13 @@ export class SocketClient {
       Array.from({ length: Math.min(lanes, sessions.length) }, async () => {
         for (let s = next++; s < sessions.length; s = next++) {
           for (const body of sessions[s]!) {
-            const status = await this.post(body);
+            // 503 is the daemon's "not now" (a durable sink refusing, e.g. while a restarted daemon drains its
+            // spool): the shim spools and retries; so does this client, within a deadline
+            let status = await this.post(body);
+            for (const deadline = Date.now() + 5_000; status === 503 && Date.now() < deadline; status = await this.post(body)) {
+              this.retried503++;
+              await new Promise((r) => setTimeout(r, 10));
+            }
             if (status !== 200) throw new Error(`POST /hook answered ${status}`);
             posted++;
           }

@@ -72,6 +72,7 @@ const daemonSettings = z
     AEP_SNAPSHOT_INTERVAL_MS: int(0, 24 * HOUR_MS).default(30_000),
     // --- the AEP stream (AEP-0003): embedded endpoint, ingest, relay link ---
     AEP_TOKEN: setting('16 to 512 printable characters without spaces', (raw) => (/^[\x21-\x7e]{16,512}$/.test(raw) ? raw : undefined)).optional(),
+    AEP_STREAM_READ: oneOf(['token', 'open'] as const).default('token'),
     AEP_ALLOWED_ORIGINS: listOf('origins (scheme://host[:port], no path)', isOrigin).default([]),
     AEP_STREAM_BUFFER: int(1, 1_000_000).default(1_000),
     AEP_STREAM_SESSIONS: int(1, 1_000_000).default(1_000),
@@ -136,8 +137,10 @@ const daemonSettings = z
       /** how often the start-up snapshot is written (also at shutdown); 0: only at shutdown */
       snapshotIntervalMs: e.AEP_SNAPSHOT_INTERVAL_MS,
       stream: {
-        /** AEP_TOKEN: authenticates stream clients (ingest, control) and this daemon to its relay; absent = watch-only over TCP */
+        /** AEP_TOKEN: authenticates stream clients (ingest, control) and this daemon to its relay; absent = watch-only over TCP, for holders of the hook token (or anyone with AEP_STREAM_READ=open) */
         ...(e.AEP_TOKEN !== undefined ? { token: e.AEP_TOKEN } : {}),
+        /** AEP_STREAM_READ=open: without AEP_TOKEN, anyone on the host may read the stream over TCP (default: only the hook token's holders) */
+        openRead: e.AEP_STREAM_READ === 'open',
         /** origins (a web dashboard) allowed to READ the stream; every other Origin is refused */
         allowedOrigins: e.AEP_ALLOWED_ORIGINS.map((o) => new URL(o).origin),
         /** replay buffer depth: events held per session */

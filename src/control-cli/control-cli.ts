@@ -49,7 +49,7 @@ export function describeDaemon(t: StreamTarget): string {
 
 export function planControl(o: ControlCliOptions, env: NodeJS.ProcessEnv = process.env): ControlPlan {
   const config = loadConfig(env);
-  const target = streamTarget(o, config);
+  const target = streamTarget(o, config, false);
   // the Unix socket is trusted by the daemon; over TCP a command needs the token (AEP-0004 §4.1)
   if (target.kind === 'url' && target.token === undefined) {
     throw new UsageError(`a command over TCP (${describeDaemon(target)}) needs the stream token: set AEP_TOKEN (or pass --token)`);

@@ -46,7 +46,7 @@ const LISTEN_GRACE_MS = 3_000;
  * from a dead daemon removed; a live daemon's kept, and this start refused),
  * and, with TCP on, the token every TCP hook must carry (created if missing).
  */
-async function prepareTransport(config: DaemonConfig, log: Logger): Promise<{ guard: RequestGuard }> {
+async function prepareTransport(config: DaemonConfig, log: Logger): Promise<{ guard: RequestGuard; hookToken?: string }> {
   try {
     if (config.socket) {
       const prepared = await prepareSocketPath(config.socket);
@@ -60,7 +60,10 @@ async function prepareTransport(config: DaemonConfig, log: Logger): Promise<{ gu
       if (t.exposed) log.warn('the hook token file is readable by other users; chmod 600 it', { file: config.tokenFile });
       token = t.token;
     }
-    return { guard: new RequestGuard({ boundHost: config.host, allowedHosts: config.allowedHosts, ...(token ? { token } : {}) }) };
+    return {
+      guard: new RequestGuard({ boundHost: config.host, allowedHosts: config.allowedHosts, ...(token ? { token } : {}) }),
+      ...(token ? { hookToken: token } : {}),
+    };
   } catch (err) {
     if (err instanceof SocketInUseError) throw new ConfigError([{ variable: 'AEP_SOCKET', rule: err.message }]);
     if (err instanceof HookTokenError) throw new ConfigError([{ variable: 'AEP_TOKEN_FILE', rule: err.message }]);
@@ -185,7 +188,16 @@ export async function startDaemon(
   if (control.on) log.info('control gates on', { gate: config.control.gate, instruct: config.control.instruct, hold_ms: config.control.holdMs });
   // the replay buffer refilled from the history (all agents) before anyone can subscribe
   const stream = factories
-    ? await wireStream({ config, guard: transport.guard, ...(mirror ? { mirror } : {}), factories, log, ownFiles: snapshot.listed, control })
+    ? await wireStream({
+        config,
+        guard: transport.guard,
+        ...(transport.hookToken !== undefined ? { readToken: transport.hookToken } : {}),
+        ...(mirror ? { mirror } : {}),
+        factories,
+        log,
+        ownFiles: snapshot.listed,
+        control,
+      })
     : undefined;
   if (stream) log.info('stream buffer rebuilt', { ...stream.rebuilt });
   // AEP_RELAY_URL: this daemon's own events, once durable, also go out to a relay as an emitter

@@ -9,7 +9,16 @@ import type { StreamCommonDeps, StreamFactories } from './stream-wiring.js';
 const auths = new WeakMap<StreamCommonDeps, StreamAuth>();
 const authOf = (d: StreamCommonDeps): StreamAuth => {
   let a = auths.get(d);
-  if (!a) auths.set(d, (a = new StreamAuth({ ...(d.token !== undefined ? { token: d.token } : {}), allowedOrigins: d.allowedOrigins })));
+  if (!a)
+    auths.set(
+      d,
+      (a = new StreamAuth({
+        ...(d.token !== undefined ? { token: d.token } : {}),
+        ...(d.readToken !== undefined ? { readToken: d.readToken } : {}),
+        openRead: d.openRead,
+        allowedOrigins: d.allowedOrigins,
+      })),
+    );
   return a;
 };
 

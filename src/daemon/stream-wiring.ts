@@ -19,6 +19,10 @@ export interface StreamCommonDeps {
   readonly hub: StreamHubApi;
   readonly ingress: Ingress;
   readonly token?: string;
+  /** without `token`: the credential that may read over TCP (the hook token) */
+  readonly readToken?: string;
+  /** AEP_STREAM_READ=open */
+  readonly openRead: boolean;
   readonly allowedOrigins: readonly string[];
   readonly guard: RequestGuard;
   readonly heartbeatMs: number;
@@ -74,6 +78,8 @@ export interface StreamWiring {
 export interface StreamWiringOptions {
   readonly config: DaemonConfig;
   readonly guard: RequestGuard;
+  /** the hook token (TCP on): without AEP_TOKEN, its holders may read the stream over TCP */
+  readonly readToken?: string;
   readonly mirror?: IngressMirror;
   readonly factories: StreamFactories;
   /** this daemon's own session logs as the start-up restore listed them (not stat'ed twice) */
@@ -121,6 +127,8 @@ export async function wireStream(o: StreamWiringOptions): Promise<StreamWiring> 
     hub,
     ingress,
     ...(s.token !== undefined ? { token: s.token } : {}),
+    ...(o.readToken !== undefined ? { readToken: o.readToken } : {}),
+    openRead: s.openRead,
     allowedOrigins: s.allowedOrigins,
     guard: o.guard,
     heartbeatMs: s.heartbeatMs,

@@ -13,6 +13,14 @@ export interface StreamRefusal {
 export interface StreamAuthOptions {
   /** AEP_TOKEN: when set, every TCP stream request must present it */
   readonly token?: string;
+  /**
+   * Without AEP_TOKEN: the credential that may READ the stream over TCP (the
+   * daemon passes its hook token: whoever holds it may already post hooks, so
+   * reading adds nothing to what it grants). Never grants ingest or commands.
+   */
+  readonly readToken?: string;
+  /** AEP_STREAM_READ=open: without AEP_TOKEN anyone on the host may read (watch-only), as before 0.2 */
+  readonly openRead?: boolean;
   /** AEP_ALLOWED_ORIGINS: web origins that may read the stream (never write) */
   readonly allowedOrigins: readonly string[];
 }
@@ -24,6 +32,10 @@ const QUERY_TOKEN_PATHS = new Set(['/stream', '/socket']);
 
 const NO_TOKEN = { error: 'unauthorized', message: 'this needs Authorization: Bearer <AEP_TOKEN>' };
 const WATCH_ONLY = { error: 'unauthorized', message: 'set AEP_TOKEN to ingest or command over TCP' };
+const READ_TOKEN = {
+  error: 'unauthorized',
+  message: 'reading the stream over TCP needs Authorization: Bearer <the hook token file> (or AEP_TOKEN; AEP_STREAM_READ=open lets anyone on the host read)',
+};
 const ORIGIN = { error: 'forbidden_origin', message: 'this web origin may not use the stream (AEP_ALLOWED_ORIGINS, read only)' };
 
 /** The Bearer credential of a request, from the header or (GET /stream, /socket) the `access_token` query; never logged. */
@@ -39,18 +51,26 @@ function credentialOf(req: IncomingMessage): string | undefined {
   return t ?? undefined;
 }
 
+/** `offered` equals the credential whose digest is `digest` (constant time; an absent credential never matches). */
+const matches = (offered: string | undefined, digest: Buffer): boolean => timingSafeEqual(sha256(offered ?? ''), digest) && offered !== undefined;
+
 /**
  * Who may use the stream endpoints (AEP-0003 §8.1, §11): the Unix socket is
  * trusted; over TCP a bearer token (compared in constant time), or, with no
- * AEP_TOKEN configured, read-only watching. A web page (Origin header) may
+ * AEP_TOKEN configured, read-only watching for holders of the read token (the
+ * hook token), or for anyone on the host with AEP_STREAM_READ=open. A web page (Origin header) may
  * only read, and only from an allowed origin.
  */
 export class StreamAuth {
   private readonly digest: Buffer | undefined;
+  private readonly readDigest: Buffer | undefined;
+  private readonly openRead: boolean;
   private readonly origins: ReadonlySet<string>;
 
   constructor(o: StreamAuthOptions) {
     this.digest = o.token === undefined ? undefined : sha256(o.token);
+    this.readDigest = o.readToken === undefined ? undefined : sha256(o.readToken);
+    this.openRead = o.openRead ?? false;
     this.origins = new Set(o.allowedOrigins.map((s) => s.trim().toLowerCase().replace(/\/+$/, '')));
   }
 
@@ -60,11 +80,10 @@ export class StreamAuth {
     if (browser && (need !== 'read' || !this.origins.has(origin.trim().toLowerCase()))) return { status: 403, body: ORIGIN };
     if (transportOf(req) === 'unix') return { kind: 'authenticated' };
     const offered = credentialOf(req);
-    if (this.digest) {
-      const ok = timingSafeEqual(sha256(offered ?? ''), this.digest) && offered !== undefined;
-      return ok ? { kind: 'authenticated' } : { status: 401, body: NO_TOKEN };
-    }
-    return need === 'read' ? { kind: 'watch', browser } : { status: 401, body: WATCH_ONLY };
+    if (this.digest) return matches(offered, this.digest) ? { kind: 'authenticated' } : { status: 401, body: NO_TOKEN };
+    if (need !== 'read') return { status: 401, body: WATCH_ONLY };
+    if (this.openRead || (this.readDigest && matches(offered, this.readDigest))) return { kind: 'watch', browser };
+    return { status: 401, body: READ_TOKEN };
   }
 }
 

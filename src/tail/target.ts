@@ -6,6 +6,8 @@
  * `AEP_HOST`/`AEP_PORT` when the socket is off. Errors name the option,
  * never a value (a URL or a token can be a secret).
  */
+import { readFileSync } from 'node:fs';
+import { isIP } from 'node:net';
 import type { DaemonConfig } from '../config/config.js';
 import type { StreamTarget } from './sse-client.js';
 
@@ -33,12 +35,40 @@ export function streamUrl(raw: string): URL {
   return u;
 }
 
-export function streamTarget(o: TargetOptions, config: DaemonConfig): StreamTarget {
+/** A loopback host name or address (the only place the local hook token is ever sent). */
+function isLoopback(hostname: string): boolean {
+  const h = hostname.replace(/^\[(.*)\]$/, '$1').toLowerCase();
+  if (h === 'localhost' || h === '::1') return true;
+  return isIP(h) === 4 && h.startsWith('127.');
+}
+
+/**
+ * Without `--token` and `AEP_TOKEN`: the local daemon's hook token (its file,
+ * when this user can read it), which the daemon accepts for READING the stream
+ * over TCP. Sent to loopback only, never to another host.
+ */
+function hookTokenFor(url: URL, config: DaemonConfig): string | undefined {
+  if (!isLoopback(url.hostname)) return undefined;
+  try {
+    const t = readFileSync(config.tokenFile, 'utf8').trim();
+    return /^[0-9a-f]{64}$/.test(t) ? t : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function urlTarget(url: URL, token: string | undefined, config: DaemonConfig, reading: boolean): StreamTarget {
+  const t = token ?? (reading ? hookTokenFor(url, config) : undefined);
+  return { kind: 'url', url, ...(t !== undefined ? { token: t } : {}) };
+}
+
+/** `reading`: the client only reads (`tail`), so the local hook token may stand in for a missing AEP_TOKEN. */
+export function streamTarget(o: TargetOptions, config: DaemonConfig, reading = true): StreamTarget {
   if (o.url !== undefined && o.socket !== undefined) throw new Error('--url and --socket: use one');
   const token = o.token ?? config.stream.token;
-  if (o.url !== undefined) return { kind: 'url', url: streamUrl(o.url), ...(token !== undefined ? { token } : {}) };
+  if (o.url !== undefined) return urlTarget(streamUrl(o.url), token, config, reading);
   if (o.socket !== undefined) return { kind: 'socket', path: o.socket };
   if (config.socket !== undefined) return { kind: 'socket', path: config.socket };
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
-  return { kind: 'url', url: streamUrl(`http://${host}:${config.port ?? 0}`), ...(token !== undefined ? { token } : {}) };
+  return urlTarget(streamUrl(`http://${host}:${config.port ?? 0}`), token, config, reading);
 }

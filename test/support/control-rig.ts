@@ -87,7 +87,7 @@ export async function startRig(env: Record<string, string>, dirs?: Record<string
     AEP_LOG_DIR: path.join(root, 'logs'),
     AEP_SOCKET: path.join(root, 'h.sock'),
   };
-  // AEP_TOKEN '' in `env`: no token at all (the stream is watch-only over TCP)
+  // AEP_TOKEN '' in `env`: no token at all (reading over TCP then needs the hook token, or AEP_STREAM_READ=open)
   const all: Record<string, string> = { ...base, AEP_PORT: '0', AEP_TOKEN: TOKEN, AEP_FSYNC_INTERVAL_MS: '0', AEP_SOURCE_HOST: 'control-host', ...env };
   if (all['AEP_TOKEN'] === '') delete all['AEP_TOKEN'];
   const d = await startDaemon(readSettings(all), silentLogger);

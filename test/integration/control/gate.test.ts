@@ -234,7 +234,7 @@ describe('ack discipline (AEP-0004 §3, §7)', () => {
     rig = await startRig(GATE);
     await expect(WsConsumer.open(rig.wsUrl, undefined, 'consumer', 'anonymous')).rejects.toThrow(/401/);
     await rig.close();
-    rig = await startRig({ ...GATE, AEP_TOKEN: '' });
+    rig = await startRig({ ...GATE, AEP_TOKEN: '', AEP_STREAM_READ: 'open' });
     const s = newSession();
     for (const h of ['on_session_start', 'pre_llm_call']) await postHook(rig.env['AEP_SOCKET']!, hook(h, s));
     const reply = postHook(rig.env['AEP_SOCKET']!, hook('pre_tool_call', s, { call: 'c', tool: 'terminal' }), HOLD);

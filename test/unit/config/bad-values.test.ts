@@ -33,6 +33,7 @@ const BAD: Record<string, [bad: string, rule: string]> = {
   AEP_SNAPSHOT_INTERVAL_MS: ['often', 'a whole number from 0 to 86400000'],
   AEP_RECORD_DIR: ['./recorded', 'an absolute path'],
   AEP_TOKEN: ['short', '16 to 512 printable characters without spaces'],
+  AEP_STREAM_READ: ['public', 'one of token, open'],
   AEP_ALLOWED_ORIGINS: ['https://dash.lan/app', 'origins (scheme://host[:port], no path)'],
   AEP_STREAM_BUFFER: ['0', 'a whole number from 1 to 1000000'],
   AEP_STREAM_SESSIONS: ['many', 'a whole number from 1 to 1000000'],

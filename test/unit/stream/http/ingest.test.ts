@@ -148,8 +148,24 @@ describe('access (AEP-0003 §8.1)', () => {
     expect(s.ingress.batches).toEqual([]);
   });
 
-  it('without AEP_TOKEN: reading is open (watch), ingest → 401 with the reason', async () => {
-    const s = testStream();
+  it('without AEP_TOKEN, by default: reading needs the read token (the hook token), which cannot ingest', async () => {
+    const READ = 'cd'.repeat(32);
+    const s = testStream({ readToken: READ });
+    apps.push(s);
+    expect((await s.app.inject({ method: 'GET', url: '/events', headers: { host: 'localhost' } })).statusCode).toBe(401);
+    expect((await s.app.inject({ method: 'GET', url: '/events', headers: { host: 'localhost', authorization: `Bearer ${READ}` } })).statusCode).toBe(200);
+    const r = await s.app.inject({
+      method: 'POST',
+      url: '/events',
+      payload: ndjson([event('s1', 0)]),
+      headers: { host: 'localhost', authorization: `Bearer ${READ}`, 'aep-version': '0.1', 'content-type': 'application/x-ndjson' },
+    });
+    expect([r.statusCode, r.json().message]).toEqual([401, 'set AEP_TOKEN to ingest or command over TCP']);
+    expect(s.ingress.batches).toEqual([]);
+  });
+
+  it('without AEP_TOKEN, AEP_STREAM_READ=open: reading is open (watch), ingest → 401 with the reason', async () => {
+    const s = testStream({ openRead: true });
     apps.push(s);
     expect((await s.app.inject({ method: 'GET', url: '/events', headers: { host: 'localhost' } })).statusCode).toBe(200);
     const r = await s.app.inject({

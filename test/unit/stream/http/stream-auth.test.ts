@@ -12,7 +12,9 @@ const req = (o: { url?: string; method?: string; headers?: Record<string, string
 
 describe('StreamAuth (AEP-0003 §8.1)', () => {
   const withToken = new StreamAuth({ token: TOKEN, allowedOrigins: ['https://dash.example/'] });
-  const open = new StreamAuth({ allowedOrigins: [] });
+  const open = new StreamAuth({ allowedOrigins: [], openRead: true });
+  const HOOK_TOKEN = 'ab'.repeat(32);
+  const byDefault = new StreamAuth({ allowedOrigins: [], readToken: HOOK_TOKEN });
 
   it('the Unix socket is trusted for reading and writing', () => {
     expect(withToken.check(req({ unix: true }), 'write')).toEqual({ kind: 'authenticated' });
@@ -32,7 +34,20 @@ describe('StreamAuth (AEP-0003 §8.1)', () => {
     expect(withToken.check(req({}), 'read')).toMatchObject({ status: 401 });
   });
 
-  it('without a token: watch (read only); writing → 401 with the reason', () => {
+  it('without AEP_TOKEN, by default: reading over TCP needs the read token (the hook token), which never grants writing', () => {
+    expect(byDefault.check(req({}), 'read')).toMatchObject({ status: 401 });
+    expect(new StreamAuth({ allowedOrigins: [] }).check(req({}), 'read')).toMatchObject({ status: 401 });
+    expect(byDefault.check(req({ headers: { authorization: `Bearer ${HOOK_TOKEN}x` } }), 'read')).toMatchObject({ status: 401 });
+    expect(byDefault.check(req({ headers: { authorization: `Bearer ${HOOK_TOKEN}` } }), 'read')).toEqual({ kind: 'watch', browser: false });
+    expect(byDefault.check(req({ url: `/stream?access_token=${HOOK_TOKEN}` }), 'read')).toEqual({ kind: 'watch', browser: false });
+    expect(byDefault.check(req({ method: 'POST', url: '/events', headers: { authorization: `Bearer ${HOOK_TOKEN}` } }), 'write')).toMatchObject({
+      status: 401,
+    });
+    // the Unix socket stays trusted
+    expect(byDefault.check(req({ unix: true }), 'read')).toEqual({ kind: 'authenticated' });
+  });
+
+  it('AEP_STREAM_READ=open: without a token: watch (read only); writing → 401 with the reason', () => {
     expect(open.check(req({}), 'read')).toEqual({ kind: 'watch', browser: false });
     expect(open.check(req({ method: 'POST', url: '/events' }), 'write')).toEqual({
       status: 401,
@@ -46,7 +61,7 @@ describe('StreamAuth (AEP-0003 §8.1)', () => {
     expect(withToken.check(browser('https://dash.example', { authorization: `Bearer ${TOKEN}` }), 'write')).toMatchObject({ status: 403 });
     expect(withToken.check(browser('https://dash.example', { authorization: `Bearer ${TOKEN}` }), 'read')).toEqual({ kind: 'authenticated' });
     expect(withToken.check(browser('https://dash.example'), 'read')).toMatchObject({ status: 401 });
-    expect(new StreamAuth({ allowedOrigins: ['https://dash.example'] }).check(browser('https://dash.example'), 'read')).toEqual({
+    expect(new StreamAuth({ allowedOrigins: ['https://dash.example'], openRead: true }).check(browser('https://dash.example'), 'read')).toEqual({
       kind: 'watch',
       browser: true,
     });

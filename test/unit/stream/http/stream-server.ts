@@ -21,6 +21,10 @@ export interface StreamOptions {
   maxBodyBytes?: number;
   log?: Logger;
   hookToken?: string;
+  /** AEP_STREAM_READ=open */
+  openRead?: boolean;
+  /** without `token`: the read token (the daemon passes its hook token) */
+  readToken?: string;
 }
 
 /** The daemon's HTTP server with the stream routes on a test hub (only this construction changes when the core hub lands). */
@@ -31,7 +35,12 @@ export function testStream(o: StreamOptions = {}): { app: FastifyInstance; hub: 
   const deps: StreamHttpDeps = {
     hub,
     ingress,
-    auth: new StreamAuth({ ...(o.token !== undefined ? { token: o.token } : {}), allowedOrigins: o.allowedOrigins ?? [] }),
+    auth: new StreamAuth({
+      ...(o.token !== undefined ? { token: o.token } : {}),
+      ...(o.readToken !== undefined ? { readToken: o.readToken } : {}),
+      ...(o.openRead !== undefined ? { openRead: o.openRead } : {}),
+      allowedOrigins: o.allowedOrigins ?? [],
+    }),
     parsers: testParsers,
     heartbeatMs: o.heartbeatMs ?? 30_000,
     ingestMaxEvents: o.ingestMaxEvents ?? 1000,

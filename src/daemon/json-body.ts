@@ -18,8 +18,16 @@ export const INLINE_PARSE_MAX_BYTES = 1024 * 1024;
 export const PART_BYTES = 4 * 1024 * 1024;
 /** A worker idle this long is stopped, giving back the memory a large parse used. */
 const WORKER_IDLE_MS = 10_000;
+/**
+ * Bytes of large bodies (over the inline size) being read and parsed at once,
+ * at most (and never less than one body of AEP_MAX_BODY_BYTES): past it a new
+ * large body is refused 503 (`busy`) before the rest of it is kept, and the
+ * shim spools it for the spool ingest, which takes one body at a time. Ten
+ * 60 MB bodies at once otherwise cost gigabytes the process then keeps.
+ */
+export const LARGE_BODY_BUDGET_BYTES = 128 * 1024 * 1024;
 
-export type BodyRefusalCode = 'too_deep' | 'too_many_nodes' | 'empty_body' | 'parser_unavailable';
+export type BodyRefusalCode = 'too_deep' | 'too_many_nodes' | 'empty_body' | 'parser_unavailable' | 'busy';
 
 /** A body refused before or while parsing; `code` picks the fixed reply (server.ts). */
 export class BodyRefusal extends Error {
@@ -98,6 +106,8 @@ export interface JsonBodyParserOptions extends ScanLimits {
   /** the compiled worker module (json-worker.js next to this file by default) */
   readonly workerUrl?: URL;
   readonly inlineMaxBytes?: number;
+  /** LARGE_BODY_BUDGET_BYTES by default */
+  readonly largeBudgetBytes?: number;
 }
 
 /** Fastify's own refusals for the body framing, so the replies stay exactly as they were. */
@@ -132,6 +142,11 @@ export class JsonBodyParser {
   private readonly workerUrl: URL;
   /** bodies parsed on the worker */
   offloaded = 0;
+  /** large bodies refused 503 because the large-body budget was taken (the shim spools them) */
+  refusedBusy = 0;
+  /** bytes of the large-body budget held now */
+  private inFlight = 0;
+  private readonly budget: number;
 
   constructor(
     o: JsonBodyParserOptions,
@@ -140,6 +155,7 @@ export class JsonBodyParser {
     this.limits = { maxNodes: o.maxNodes, maxDepth: o.maxDepth };
     this.maxBytes = o.maxBytes;
     this.inlineMax = o.inlineMaxBytes ?? INLINE_PARSE_MAX_BYTES;
+    this.budget = Math.max(o.largeBudgetBytes ?? LARGE_BODY_BUDGET_BYTES, o.maxBytes);
     this.workerUrl = o.workerUrl ?? new URL('./json-worker.js', import.meta.url);
   }
 
@@ -151,6 +167,12 @@ export class JsonBodyParser {
       let received = 0;
       let chunks: Buffer[] = [];
       let job: Job | undefined;
+      /** bytes of the large-body budget this body holds */
+      let held = 0;
+      const releaseHeld = () => {
+        this.inFlight -= held;
+        held = 0;
+      };
       const detach = () => {
         payload.removeListener('data', onData);
         payload.removeListener('end', onEnd);
@@ -159,13 +181,31 @@ export class JsonBodyParser {
       const fail = (err: Error) => {
         detach();
         if (job) this.abort(job);
+        releaseHeld();
         reject(err);
       };
+      /** A large body holds `bytes` of the budget; false (refused `busy`, the rest drained unkept) when it cannot. */
+      const reserve = (bytes: number): boolean => {
+        const more = bytes - held;
+        if (more <= 0) return true;
+        if (this.inFlight + more > this.budget && this.inFlight > held) {
+          this.refusedBusy++;
+          fail(new BodyRefusal('busy'));
+          payload.resume();
+          return false;
+        }
+        this.inFlight += more;
+        held += more;
+        return true;
+      };
+
       const onData = (chunk: Buffer | string) => {
         const c = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
         received += c.length;
         if (received > this.maxBytes) return fail(this.framing.tooLarge());
         if (!job && received <= this.inlineMax && !(declared > this.inlineMax)) return void chunks.push(c);
+        // a large body of unknown length holds what has arrived so far
+        if (!reserve(Math.max(received, declared || 0))) return;
         // a large body: from here on every piece goes straight to the worker
         if (!job) {
           job = this.open();
@@ -177,7 +217,13 @@ export class JsonBodyParser {
       const onEnd = () => {
         if (!Number.isNaN(declared) && received !== declared) return fail(this.framing.badLength());
         detach();
-        if (job) return void this.finish(job).then(resolve, reject);
+        if (job) {
+          return void this.finish(job).then(
+            (v) => (releaseHeld(), resolve(v)),
+            (e: unknown) => (releaseHeld(), reject(e as Error)),
+          );
+        }
+        releaseHeld();
         try {
           resolve(parseBounded(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, received), this.limits));
         } catch (err) {
@@ -188,6 +234,8 @@ export class JsonBodyParser {
         if (!(typeof err.statusCode === 'number' && err.statusCode >= 400)) err.statusCode = 400;
         fail(err);
       };
+      // a declared large body takes its share of the budget before a byte of it is kept
+      if (declared > this.inlineMax && !reserve(declared)) return;
       payload.on('data', onData);
       payload.on('end', onEnd);
       payload.on('error', onError);

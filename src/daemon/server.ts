@@ -78,6 +78,7 @@ const REFUSALS: Readonly<Record<string, { status: number; error: string; message
   too_deep: { status: 400, error: 'too_deep', message: `body nests deeper than ${MAX_DEPTH} levels` },
   too_many_nodes: { status: 413, error: 'too_many_nodes', message: 'body holds more JSON values and keys than AEP_MAX_BODY_NODES' },
   parser_unavailable: { status: 503, error: 'parser_unavailable', message: 'the body could not be parsed now; retry' },
+  busy: { status: 503, error: 'busy', message: 'too many large bodies are being read now; nothing of this one was recorded; retry' },
 };
 
 /**
@@ -195,7 +196,9 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
     const degraded = deps.degraded?.() ?? [];
     const ok = degraded.length === 0;
     // 503 while degraded, so a plain HTTP healthcheck (compose, a supervisor) sees it
-    return reply.code(ok ? 200 : 503).send({ ok, status: ok ? 'ok' : 'degraded', degraded, ...deps.health(), http: { rejected } });
+    return reply
+      .code(ok ? 200 : 503)
+      .send({ ok, status: ok ? 'ok' : 'degraded', degraded, ...deps.health(), http: { rejected, large_bodies_busy: json.refusedBusy } });
   });
   return app;
 }

@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { Readable } from 'node:stream';
+import { PassThrough, Readable } from 'node:stream';
 import { scanJson } from '../../../src/daemon/json-scan.js';
 import { BodyRefusal, JsonBodyParser, knownDepth, parseBounded } from '../../../src/daemon/json-body.js';
 import { nestsDeeperThan } from '../../../src/daemon/server.js';
@@ -130,5 +130,80 @@ describe('large values cross from the worker in parts', () => {
     // and it still parses after all that
     const ok = bytes(JSON.stringify({ a: 'z'.repeat(10_000) }));
     expect(await parser.read(stream(ok, 1000), String(ok.length))).toEqual({ a: 'z'.repeat(10_000) });
+  });
+});
+
+describe('large bodies at once are bounded (memory)', () => {
+  const body = (n: number) => bytes(JSON.stringify({ a: 'q'.repeat(n) }));
+  /** a body whose bytes arrive only when `push` is called, then ends */
+  const held = (b: Buffer) => {
+    const s = new PassThrough();
+    return { s, push: () => s.end(b) };
+  };
+
+  it('past the budget a large body is refused busy at once and counted; the ones in flight parse; the budget frees as they end', async () => {
+    const p = new JsonBodyParser(
+      { maxBytes: 100_000, maxNodes: 1000, maxDepth: 64, workerUrl: JSON_WORKER, inlineMaxBytes: 1024, largeBudgetBytes: 250_000 },
+      framing,
+    );
+    try {
+      const big = body(90_000);
+      const [a, b, c] = [held(big), held(big), held(big)];
+      const ra = p.read(a.s, String(big.length));
+      const rb = p.read(b.s, String(big.length));
+      // two 90 kB bodies hold 180 kB of 250 kB: a third is refused before any of it is read
+      await expect(p.read(c.s, String(big.length))).rejects.toMatchObject({ code: 'busy' });
+      expect(p.refusedBusy).toBe(1);
+      a.push();
+      b.push();
+      expect(await ra).toEqual({ a: 'q'.repeat(90_000) });
+      expect(await rb).toEqual({ a: 'q'.repeat(90_000) });
+      // freed: three more in turn (and small bodies never count against it)
+      for (let i = 0; i < 3; i++) expect(await p.read(Readable.from([big]), String(big.length))).toEqual({ a: 'q'.repeat(90_000) });
+      expect(await p.read(Readable.from([bytes('{"s":1}')]), '7')).toEqual({ s: 1 });
+      expect(p.refusedBusy).toBe(1);
+    } finally {
+      await p.close();
+    }
+  });
+
+  it('a body of unknown length (chunked) holds what has arrived so far', async () => {
+    const p = new JsonBodyParser(
+      { maxBytes: 100_000, maxNodes: 1000, maxDepth: 64, workerUrl: JSON_WORKER, inlineMaxBytes: 1024, largeBudgetBytes: 100_000 },
+      framing,
+    );
+    try {
+      const big = body(90_000);
+      const u1 = new PassThrough();
+      const u2 = new PassThrough();
+      const r1 = p.read(u1, undefined);
+      u1.write(big.subarray(0, big.length - 1));
+      const r2 = p.read(u2, undefined);
+      // 2 kB more fits beside the first's 90 kB; 12 kB does not
+      u2.write(big.subarray(0, 2000));
+      u2.write(big.subarray(2000, 14_000));
+      await expect(r2).rejects.toMatchObject({ code: 'busy' });
+      expect(p.refusedBusy).toBe(1);
+      u1.end(big.subarray(big.length - 1));
+      expect(await r1).toEqual({ a: 'q'.repeat(90_000) });
+      // and the budget is whole again
+      expect(await p.read(Readable.from([big]), undefined)).toEqual({ a: 'q'.repeat(90_000) });
+    } finally {
+      await p.close();
+    }
+  });
+
+  it('one body of AEP_MAX_BODY_BYTES always fits, whatever the budget', async () => {
+    const p = new JsonBodyParser(
+      { maxBytes: 100_000, maxNodes: 1000, maxDepth: 64, workerUrl: JSON_WORKER, inlineMaxBytes: 1024, largeBudgetBytes: 10 },
+      framing,
+    );
+    try {
+      const big = body(90_000);
+      expect(await p.read(Readable.from([big]), String(big.length))).toEqual({ a: 'q'.repeat(90_000) });
+      expect(p.refusedBusy).toBe(0);
+    } finally {
+      await p.close();
+    }
   });
 });

@@ -99,7 +99,8 @@ export function measure(ev: AepEvent, pairing: Pairing, record = true): Measurem
   const key = runKey(ev);
 
   if (ev.type === 'run.started') {
-    if (key) put(pairing.runs, key, { t, ...(ev.hermesmodel ? { model: ev.hermesmodel } : {}) }, pairing);
+    const model = bounded(ev.hermesmodel);
+    if (key) put(pairing.runs, key, { t, ...(model ? { model } : {}) }, pairing);
   } else if (isTerminalOf(ev.type, 'run')) {
     const open = key ? pairing.runs.get(key) : undefined;
     if (key) pairing.runs.delete(key);

@@ -8,6 +8,7 @@ import { silentLogger, type Logger } from '../../../src/daemon/diagnostics.js';
 import { RESOURCE_ATTR } from '../attribute-catalogue.js';
 import { INSTRUMENTS, METRIC_ATTR as M, bounded, type InstrumentId, type InstrumentSpec } from './instrument-catalogue.js';
 import { ExportFailures, type DaemonReadings } from './daemon-readings.js';
+import { LabelCaps, OVERFLOW_ATTR, SERIES_LIMIT, SeriesCap, type AttrValue } from './label-caps.js';
 import { measure, Pairing, type Measurement } from './measurements.js';
 import type { MetricsConfig } from './metrics-config.js';
 
@@ -32,6 +33,8 @@ export interface MetricsSinkOptions {
 }
 
 type Instruments = { [K in InstrumentId]?: Counter | Histogram };
+/** a measurement whose attributes passed the caps (the overflow series' attribute is a boolean) */
+type Bounded = Omit<Measurement, 'attrs'> & { readonly attrs: Readonly<Record<string, AttrValue>> };
 
 /**
  * The metrics signal: each live event on the bus becomes measurements
@@ -46,7 +49,12 @@ export class MetricsSink implements EventSink {
   private readonly pairing: Pairing;
   private readonly latch: HealthLatch;
   private readonly failures: ExportFailures;
-  private early: Measurement[] = [];
+  private early: Bounded[] = [];
+  /** every attribute's distinct values, and every instrument's series, bounded over the daemon's life (label-caps.ts) */
+  private readonly labels = new LabelCaps();
+  private readonly series = new SeriesCap();
+  /** the same caps for the observed attributes (the daemon's own counters, read at each collection: not counted) */
+  private readonly observedLabels = new LabelCaps();
   private instruments: Instruments | undefined;
   private provider: MeterProvider | undefined;
   private loading: Promise<void> | undefined;
@@ -56,6 +64,8 @@ export class MetricsSink implements EventSink {
   private exportsOk = 0;
   private exportsFailed = 0;
   private lastError: string | undefined;
+  /** instruments whose last export held the overflow series (the SDK's limit or the series cap reached) */
+  private overflowing = 0;
   /** what the observable instruments read (set once the daemon's parts exist; read at collection only) */
   readings: DaemonReadings;
 
@@ -82,7 +92,7 @@ export class MetricsSink implements EventSink {
   write(events: readonly AepEvent[]): void {
     for (const ev of events) {
       try {
-        for (const m of measure(ev, this.pairing)) this.put(m);
+        for (const m of measure(ev, this.pairing)) this.put(this.bound(m));
       } catch {
         this.errors++;
       }
@@ -98,7 +108,12 @@ export class MetricsSink implements EventSink {
     }
   }
 
-  private put(m: Measurement): void {
+  /** The measurement with every attribute within its cap, and its attribute set within its instrument's series limit. */
+  private bound(m: Measurement): Bounded {
+    return { id: m.id, value: m.value, attrs: this.series.apply(m.id, this.labels.apply(m.attrs)) };
+  }
+
+  private put(m: Bounded): void {
     const ins = this.instruments;
     if (ins) {
       const i = ins[m.id];
@@ -125,11 +140,13 @@ export class MetricsSink implements EventSink {
       temporality === 'delta' ? [I.COUNTER, I.OBSERVABLE_COUNTER, I.HISTOGRAM] : temporality === 'lowmemory' ? [I.COUNTER, I.HISTOGRAM] : [],
     );
     const counting: PushMetricExporter = {
-      export: (metrics: ResourceMetrics, done: (r: ExportResult) => void) =>
+      export: (metrics: ResourceMetrics, done: (r: ExportResult) => void) => {
+        this.overflowing = overflowingInstruments(metrics);
         exporter.export(metrics, (r) => {
           this.exported(r);
           done(r);
-        }),
+        });
+      },
       forceFlush: () => exporter.forceFlush(),
       shutdown: () => exporter.shutdown(),
       selectAggregationTemporality: (type) => (deltaOf.has(type) ? T.DELTA : T.CUMULATIVE),
@@ -141,9 +158,11 @@ export class MetricsSink implements EventSink {
     this.provider = new sdk.MeterProvider({
       resource,
       // the allow-list of each instrument is enforced by the SDK too: a key not listed never leaves
+      // the SDK's cardinality limit: a view's applies to its instrument (the reader's only to instruments without a view)
       views: specs.map((s) => ({
         instrumentName: s.name,
-        attributesProcessors: [sdk.createAllowListAttributesProcessor([...s.attributes])],
+        attributesProcessors: [sdk.createAllowListAttributesProcessor([...s.attributes, OVERFLOW_ATTR])],
+        aggregationCardinalityLimit: SERIES_LIMIT,
         ...(s.buckets ? { aggregation: { type: AggregationType.EXPLICIT_BUCKET_HISTOGRAM, options: { boundaries: [...s.buckets] } } } : {}),
       })),
       readers: [
@@ -151,6 +170,7 @@ export class MetricsSink implements EventSink {
           exporter: counting,
           exportIntervalMillis: this.opts.config.intervalMs,
           exportTimeoutMillis: this.opts.config.timeoutMs,
+          cardinalityLimits: { default: SERIES_LIMIT },
         }),
       ],
     });
@@ -174,17 +194,25 @@ export class MetricsSink implements EventSink {
       (gauge ? meter.createObservableGauge(spec.name, o) : meter.createObservableCounter(spec.name, o)).addCallback(cb);
     };
     const ok = (n: unknown): n is number => typeof n === 'number' && Number.isFinite(n) && n >= 0;
+    const name = (key: string, v: string) => this.observedLabels.value(key, bounded(v, 64) ?? 'other');
     obs(INSTRUMENTS.hooks, false, (o) => {
-      for (const [hook, n] of Object.entries(r().hooks?.() ?? {})) if (ok(n)) o.observe(n, { [M.hook]: bounded(hook, 64) ?? 'other' });
+      const sum = new Summed();
+      for (const [hook, n] of Object.entries(r().hooks?.() ?? {})) if (ok(n)) sum.add(n, { [M.hook]: name(M.hook, hook) });
+      sum.observe(o);
     });
     obs(INSTRUMENTS.queueDepth, true, (o) => {
-      for (const [sink, n] of Object.entries(r().queues?.() ?? {})) if (ok(n)) o.observe(n, { [M.sink]: bounded(sink, 64) ?? 'other' });
+      const sum = new Summed();
+      for (const [sink, n] of Object.entries(r().queues?.() ?? {})) if (ok(n)) sum.add(n, { [M.sink]: name(M.sink, sink) });
+      sum.observe(o);
     });
     obs(INSTRUMENTS.dropped, false, (o) => {
-      const drops = { ...r().drops?.(), metrics: { early_queue_full: this.earlyDropped, pairing_evicted: this.pairing.evicted } };
-      for (const [sink, reasons] of Object.entries(drops))
-        for (const [reason, n] of Object.entries(reasons ?? {}))
-          if (ok(n)) o.observe(n, { [M.sink]: bounded(sink, 64) ?? 'other', [M.reason]: bounded(reason, 64) ?? 'other' });
+      // the sink's own first: its counters keep their names whatever the others hold
+      const own = { early_queue_full: this.earlyDropped, pairing_evicted: this.pairing.evicted };
+      const drops = [['metrics', own] as const, ...Object.entries(r().drops?.() ?? {}).filter(([sink]) => sink !== 'metrics')];
+      const sum = new Summed();
+      for (const [sink, reasons] of drops)
+        for (const [reason, n] of Object.entries(reasons ?? {})) if (ok(n)) sum.add(n, { [M.sink]: name(M.sink, sink), [M.reason]: name(M.reason, reason) });
+      sum.observe(o);
     });
     obs(INSTRUMENTS.exportFailures, false, (o) => {
       for (const [signal, n] of this.failures.read()) if (ok(n)) o.observe(n, { [M.signal]: signal });
@@ -241,8 +269,35 @@ export class MetricsSink implements EventSink {
       open_pairs: this.pairing.open,
       pairs_evicted: this.pairing.evicted,
       unpaired_terminals: this.pairing.unpaired,
+      labels_capped: this.labels.capped,
+      series_capped: this.series.capped,
+      overflow_instruments: this.overflowing,
       ...(this.errors ? { errors: this.errors } : {}),
       ...(this.lastError ? { last_error: this.lastError } : {}),
     };
   }
+}
+
+/** Observations summed by their attributes: values capped into `other` add up in it (one observation per series). */
+class Summed {
+  private readonly by = new Map<string, { n: number; attrs: Attributes }>();
+
+  add(n: number, attrs: Readonly<Record<string, AttrValue>>): void {
+    const key = JSON.stringify(Object.entries(attrs));
+    const cur = this.by.get(key);
+    if (cur) cur.n += n;
+    else this.by.set(key, { n, attrs: { ...attrs } });
+  }
+
+  observe(o: ObservableResult<Attributes>): void {
+    for (const { n, attrs } of this.by.values()) o.observe(n, attrs);
+  }
+}
+
+/** How many instruments of an export carry the overflow series. */
+function overflowingInstruments(rm: ResourceMetrics): number {
+  let n = 0;
+  for (const sm of rm.scopeMetrics)
+    for (const m of sm.metrics) if ((m.dataPoints as { attributes: Attributes }[]).some((p) => p.attributes[OVERFLOW_ATTR] === true)) n++;
+  return n;
 }

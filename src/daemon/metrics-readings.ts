@@ -9,6 +9,12 @@ import type { StreamWiring } from './stream-wiring.js';
 
 const n = (v: unknown): number | undefined => (typeof v === 'number' ? v : undefined);
 
+/** The hub's silent drops: slow consumers, and other emitters' sequenced events kept out of an own session's lane. */
+const streamDrops = (s: Record<string, number>) => ({
+  slow_consumer: n(s['dropped_slow']),
+  own_lane: (n(s['own_lane_refused']) ?? 0) + (n(s['own_lane_evicted']) ?? 0),
+});
+
 /**
  * What the metrics' observable instruments read: the queue depths and drop
  * counters /healthz already shows, by sink and reason (names from code, never
@@ -34,7 +40,7 @@ export function daemonReadings(p: {
         ...(otel ? { otel: { export_failed: n(otel.spans_failed), queue_full: n(otel.spans_dropped_queue_full) } } : {}),
         spool: { dropped: n(p.spool()?.stats().dropped) },
         plugin: { dropped: p.dropReports.stats().dropped },
-        ...(p.stream ? { stream: { slow_consumer: n(p.stream.hub.stats().dropped_slow) } } : {}),
+        ...(p.stream ? { stream: streamDrops(p.stream.hub.stats()) } : {}),
         ...(relay ? { relay: { low: relay.dropped_low, notice: relay.dropped_notice } } : {}),
       };
     },

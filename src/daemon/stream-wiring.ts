@@ -7,6 +7,8 @@ import { rebuildBuffer, type RebuildReport } from '../stream/buffer-rebuild.js';
 import { ForeignHistory } from '../stream/foreign-history.js';
 import type { Ingress, StreamHubApi } from '../stream/hub-types.js';
 import { BridgeIngress, type IngressMirror } from '../stream/ingress.js';
+import type { OwnRefusals } from '../stream/own-source.js';
+import { ownSessionCheck } from '../stream/own-sessions.js';
 import { wireFromOwn, type WireEvent } from '../stream/wire.js';
 import type { UpgradeHandler } from '../transport/listeners.js';
 import type { RequestGuard } from '../transport/request-guard.js';
@@ -28,8 +30,10 @@ export interface StreamCommonDeps {
   readonly heartbeatMs: number;
   readonly ingestMaxEvents: number;
   readonly maxBodyBytes: number;
-  /** events from this prefix are this daemon's own emitter's: never ingested */
+  /** events whose source names this (compared as URIs, own-source.ts) are this daemon's own emitter's: never ingested */
   readonly ownSourcePrefix: string;
+  /** the bindings report each event refused for naming the own emitter here */
+  readonly refusals: OwnRefusals;
   readonly identity: { readonly agent: 'hermes'; readonly instance: string };
   /** the control target of this daemon's own sessions */
   readonly control?: OwnControlPort;
@@ -122,7 +126,14 @@ export async function wireStream(o: StreamWiringOptions): Promise<StreamWiring> 
     log,
   });
   await foreign.start();
-  const ingress = new BridgeIngress({ hub, history: foreign, ...(o.mirror ? { mirror: o.mirror } : {}), log });
+  const ingress = new BridgeIngress({
+    hub,
+    history: foreign,
+    ...(o.mirror ? { mirror: o.mirror } : {}),
+    ownsSession: ownSessionCheck(config.historyDir, hub),
+    log,
+  });
+  let ownSourceRefused = 0;
   const common: StreamCommonDeps = {
     hub,
     ingress,
@@ -135,6 +146,7 @@ export async function wireStream(o: StreamWiringOptions): Promise<StreamWiring> 
     ingestMaxEvents: s.ingestMaxEvents,
     maxBodyBytes: config.maxBodyBytes,
     ownSourcePrefix: `aep://${config.sourceHost}/agent/hermes/`,
+    refusals: { ownSource: () => void ownSourceRefused++ },
     identity: { agent: 'hermes', instance: config.sourceHost },
     ...(control ? { control } : {}),
     log,
@@ -183,7 +195,7 @@ export async function wireStream(o: StreamWiringOptions): Promise<StreamWiring> 
       ...hub.stats(),
       replay: hub.replay,
       rebuilt: { ...rebuilt },
-      ingest: { ...ingress.stats(), log: foreign.stats() },
+      ingest: { ...ingress.stats(), own_source_refused: ownSourceRefused, log: foreign.stats() },
       ...(socket ? { socket: socket.stats() } : {}),
       ...(ownErrors ? { own_listener_errors: ownErrors } : {}),
     }),

@@ -80,7 +80,10 @@ export interface StreamHubApi {
 
 /** What became of a batch of ingested events (POST /events, an emitter's WebSocket frames). */
 export type IngestOutcome =
-  { readonly status: 'accepted'; readonly accepted: number; readonly duplicates: number } | { readonly status: 'refused'; readonly reason: string };
+  | { readonly status: 'accepted'; readonly accepted: number; readonly duplicates: number }
+  | { readonly status: 'refused'; readonly reason: string }
+  /** refused whole for good, not for now (no retry helps): the event at `index` (0-based) takes what is this daemon's own */
+  | { readonly status: 'conflict'; readonly index: number; readonly reason: string };
 
 /**
  * The bridge entry for events from OTHER emitters, already validated

@@ -18,8 +18,17 @@ export interface BridgeIngressOptions {
   readonly hub: Pick<StreamHubApi, 'knows' | 'publish'>;
   readonly history: IngressLog;
   readonly mirror?: IngressMirror;
+  /**
+   * Whether `session` is one of this daemon's own (Hermes) sessions: its
+   * `(epoch, seq)` positions are assigned here alone, so another emitter's
+   * sequenced event naming it is refused (absent: no own sessions).
+   */
+  readonly ownsSession?: (session: string) => boolean;
   readonly log?: Logger;
 }
+
+/** The reason given (and counted) when a batch names an own session's positions. */
+export const OWN_SESSION_CONFLICT = "the session is one of this daemon's own: its positions are assigned here";
 
 /**
  * Events from other emitters (POST /events, an emitter's WebSocket frames),
@@ -35,12 +44,17 @@ export interface BridgeIngressOptions {
 export class BridgeIngress implements Ingress {
   /** keys of events being written now: a concurrent batch carrying them counts them as duplicates */
   private readonly inFlight = new Set<string>();
-  private readonly counts = { batches: 0, accepted: 0, duplicates: 0, refused: 0, lost: 0, mirror_errors: 0 };
+  private readonly counts = { batches: 0, accepted: 0, duplicates: 0, refused: 0, own_session_refused: 0, lost: 0, mirror_errors: 0 };
 
   constructor(private readonly o: BridgeIngressOptions) {}
 
   async ingest(events: readonly WireEvent[]): Promise<IngestOutcome> {
     this.counts.batches++;
+    const taken = this.takesOwnPositions(events);
+    if (taken >= 0) {
+      this.counts.own_session_refused++;
+      return { status: 'conflict', index: taken, reason: OWN_SESSION_CONFLICT };
+    }
     const why = this.o.history.refusal();
     if (why) {
       this.counts.refused++;
@@ -100,6 +114,19 @@ export class BridgeIngress implements Ingress {
       release();
     }
     return { status: 'refused', reason: outcome.reason ?? 'the ingest log could not take the events' };
+  }
+
+  /**
+   * The index of the first event that would take positions of an own
+   * session (a sequenced event naming it; AEP-0001 §5.2: one owning emitter
+   * per session, and resume tokens name the bare session), else -1. A
+   * seq-less foreign-emitter event (a command, `attention.routed`) is part of
+   * an own session's view and is taken.
+   */
+  private takesOwnPositions(events: readonly WireEvent[]): number {
+    const owns = this.o.ownsSession;
+    if (!owns) return -1;
+    return events.findIndex((w) => w.session !== undefined && w.seq !== undefined && owns(w.session));
   }
 
   private mirror(events: readonly WireEvent[]): void {

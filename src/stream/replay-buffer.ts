@@ -38,14 +38,33 @@ export class ReplayBuffer {
   private readonly forgotten: RecencySet<string>;
   /** the highest evicted position of the last max(1,024, sessions) sessions evicted whole: a later resume still learns it lost events */
   private readonly lostSessions: RecencyMap<string, Pos>;
+  /**
+   * The sessions of this daemon's own emitter (AEP-0001 §7.1: it alone assigns their positions) of the
+   * last max(1,024, sessions) seen, held or evicted: no other emitter's sequenced event enters their lane.
+   */
+  private readonly ownNames: RecencySet<string>;
   private arrivals = 0;
   private bytes = 0;
   private events = 0;
   evicted = 0;
+  /** foreign sequenced events taken out of a lane that turned out to be an own session's */
+  ownLaneEvicted = 0;
 
   constructor(private readonly o: ReplayBufferOptions) {
     this.forgotten = new RecencySet(Math.max(1, o.forget ?? Math.max(1024, Math.min(o.buffer * o.sessions, 100_000))));
     this.lostSessions = new RecencyMap(Math.max(1024, o.sessions));
+    this.ownNames = new RecencySet(Math.max(1024, o.sessions));
+  }
+
+  /**
+   * Whether `w` would take a position in an own session's lane that this
+   * daemon did not assign: another emitter's sequenced event naming an own
+   * session. Resume tokens name the bare session (AEP-0001 §7.6), so such an
+   * event would move the lane's high-water mark; it is never admitted.
+   */
+  collides(w: WireEvent): boolean {
+    if (w.origin === 'own' || w.session === undefined || !hasSeq(w)) return false;
+    return this.ownNames.has(w.session) || this.rings.get(w.session)?.own === true;
   }
 
   knows(w: Pick<WireEvent, 'source' | 'id'>): boolean {
@@ -56,7 +75,7 @@ export class ReplayBuffer {
   /** Hold `w` unless its `(source, id)` is known: false for a duplicate. */
   admit(w: WireEvent): boolean {
     const key = dedupeKey(w);
-    if (this.held.has(key) || this.forgotten.has(key)) return false;
+    if (this.held.has(key) || this.forgotten.has(key) || this.collides(w)) return false;
     const h: Held = { w, n: this.arrivals++, bytes: ceilingLine(w).bytes };
     const ring = w.session === undefined ? this.agentRing : this.ringOf(w.session);
     ring.push(h);
@@ -64,6 +83,7 @@ export class ReplayBuffer {
     this.events++;
     this.bytes += h.bytes;
     if (w.origin === 'own') {
+      if (!ring.own && w.session !== undefined) this.becomeOwn(ring, w.session);
       ring.own = true;
       if (w.type === 'session.ended') ring.ended = true;
     }
@@ -71,6 +91,27 @@ export class ReplayBuffer {
     if (this.rings.size > this.o.sessions) this.evictSession(this.recency.oldest!);
     while (this.bytes > this.o.maxBytes && this.events > 0) this.evictOldest();
     return true;
+  }
+
+  /**
+   * A lane whose first own event just arrived: the sequenced events another
+   * emitter put there first (it took the name before this daemon's session
+   * started) leave it, remembered as known; what was lost of them is no loss of the own lane.
+   */
+  private becomeOwn(ring: Ring, session: string): void {
+    const known = this.ownNames.has(session);
+    this.ownNames.add(session);
+    if (known) return;
+    ring.lost = undefined;
+    for (const h of ring.removeWhere((x) => x.w.origin !== 'own' && hasSeq(x.w))) {
+      this.events--;
+      this.evicted++;
+      this.ownLaneEvicted++;
+      this.bytes -= h.bytes;
+      const key = dedupeKey(h.w);
+      this.held.delete(key);
+      this.forgotten.add(key);
+    }
   }
 
   private ringOf(session: string): Ring {
@@ -131,8 +172,10 @@ export class ReplayBuffer {
       for (const h of mergeByArrival([this.agentRing, ...this.rings.values()], (x) => filter(x.w))) out.push({ w: h.w });
       return out;
     }
-    for (const p of from) {
-      const ring = this.rings.get(p.session);
+    for (const asked of from) {
+      const ring = this.rings.get(asked.session);
+      // a position past anything an own lane assigned is none of its own (another emitter's, a forged one): nothing of the lane is skipped for it
+      const p = ring?.own && beyond(ring, asked) ? { session: asked.session, epoch: -1, seq: -1 } : asked;
       const lost = ring ? ring.lost : this.lostSessions.get(p.session);
       if (lost && comparePosition(lost, p) > 0) out.push({ exhausted: { session: p.session, earliest: earliestAfter(ring, lost) } });
       if (!ring) continue;
@@ -164,9 +207,16 @@ export class ReplayBuffer {
     return this.rings.get(session)?.own === true;
   }
 
-  stats(): { sessions: number; events: number; bytes: number; evicted: number } {
-    return { sessions: this.rings.size, events: this.events, bytes: this.bytes, evicted: this.evicted };
+  stats(): { sessions: number; events: number; bytes: number; evicted: number; own_lane_evicted: number } {
+    return { sessions: this.rings.size, events: this.events, bytes: this.bytes, evicted: this.evicted, own_lane_evicted: this.ownLaneEvicted };
   }
+}
+
+/** Whether `p` is past the highest position the lane holds or lost: it never assigned it. */
+function beyond(ring: Ring, p: Pos): boolean {
+  let top: Pos | undefined = ring.lost;
+  for (const h of ring) if (hasSeq(h.w) && (top === undefined || comparePosition(h.w, top) > 0)) top = { epoch: h.w.epoch, seq: h.w.seq };
+  return top !== undefined && comparePosition(p, top) > 0;
 }
 
 /** The earliest held position of a session (what replay resumes from), else the one right after what was lost. */

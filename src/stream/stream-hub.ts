@@ -32,6 +32,8 @@ export class StreamHub implements StreamHubApi {
   private droppedSlow = 0;
   private kickedCount = 0;
   private duplicates = 0;
+  /** other emitters' sequenced events naming an own session: neither held nor delivered */
+  private ownLaneRefused = 0;
 
   constructor(private readonly o: StreamHubOptions) {
     this.replay = Object.freeze({ buffer: o.buffer, all: true as const });
@@ -48,6 +50,11 @@ export class StreamHub implements StreamHubApi {
 
   publish(events: readonly WireEvent[]): void {
     for (const w of events) {
+      // the ingress refuses these (409); one still here (rebuilt from an older ingest log, a race with a session's start) never reaches a consumer
+      if (this.buffer.collides(w)) {
+        this.ownLaneRefused++;
+        continue;
+      }
       if (!this.buffer.admit(w)) this.duplicates++;
       for (const s of this.subs) s.offer(w);
     }
@@ -83,6 +90,7 @@ export class StreamHub implements StreamHubApi {
       dropped_slow: this.droppedSlow,
       kicked: this.kickedCount,
       duplicates: this.duplicates,
+      own_lane_refused: this.ownLaneRefused,
     };
   }
 

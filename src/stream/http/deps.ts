@@ -3,6 +3,7 @@ import type { Logger } from '../../daemon/diagnostics.js';
 import type { StreamAuth } from '../stream-auth.js';
 import type { EventFilter, Ingress, StreamHubApi } from '../hub-types.js';
 import type { Position } from '../wire.js';
+import type { OwnRefusals } from '../own-source.js';
 
 /** A parse that fails closed with a content-free reason. */
 export type Parsed<T> = ({ readonly ok: true } & T) | { readonly ok: false; readonly detail: string };
@@ -29,6 +30,8 @@ export interface StreamHttpDeps {
   readonly maxBodyNodes?: number;
   /** `aep://{host}/agent/hermes/`: this daemon's own emitter, which nobody else may speak for */
   readonly ownSourcePrefix: string;
+  /** told of each event refused for naming the own emitter (the daemon counts them in /healthz `stream.ingest`) */
+  readonly refusals?: OwnRefusals;
   /** what this daemon's own control target accepts (the discovery document declares it) */
   readonly control?: Pick<OwnControlPort, 'accepts'>;
   readonly log: Logger;

@@ -1,17 +1,20 @@
 import { scanJson, type ScanLimits } from '../../daemon/json-scan.js';
 import { checkEnvelope, lineOf } from '../envelope-check.js';
+import type { OwnSourceCheck } from '../own-source.js';
 import type { WireEvent } from '../wire.js';
 
 /** Why a batch is refused whole (AEP-0003 §3.2.3): the status and a content-free reply. */
 export interface IngestRefusal {
   readonly status: 400 | 413;
   readonly body: { readonly error: string; readonly detail: string };
+  /** the refusal is a source naming this daemon's own emitter (counted where /healthz shows it) */
+  readonly ownSource?: true;
 }
 
 export interface IngestLimits extends ScanLimits {
   readonly maxEvents: number;
-  /** sources that start with this are this daemon's own emitter */
-  readonly ownSourcePrefix: string;
+  /** whether a source names this daemon's own emitter (compared as URIs, own-source.ts) */
+  readonly ownSource: OwnSourceCheck;
 }
 
 const invalid = (n: number, detail: string): IngestRefusal => ({ status: 400, body: { error: 'invalid-event', detail: `line ${n}: ${detail}` } });
@@ -62,7 +65,7 @@ export function parseIngestBody(body: Buffer, ndjson: boolean, limits: IngestLim
     }
     const checked = checkEnvelope(value, lineOf(text, value));
     if (!checked.ok) return { ok: false, refusal: invalid(n, checked.detail) };
-    if (checked.wire.source.startsWith(limits.ownSourcePrefix)) return { ok: false, refusal: invalid(n, "source is this daemon's own emitter") };
+    if (limits.ownSource(checked.wire.source)) return { ok: false, refusal: { ...invalid(n, "source is this daemon's own emitter"), ownSource: true } };
     wires.push(checked.wire);
   }
   return { ok: true, wires };

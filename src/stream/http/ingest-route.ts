@@ -2,6 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { DEFAULT_MAX_BODY_NODES } from '../../config/config.js';
 import { MAX_DEPTH } from '../../daemon/server.js';
 import type { StreamHttpDeps } from './deps.js';
+import { ownSourceCheck } from '../own-source.js';
 import { parseIngestBody } from './ingest-body.js';
 import { ingestMediaType } from './raw-body.js';
 
@@ -16,14 +17,18 @@ export function ingestHandler(deps: StreamHttpDeps) {
     maxEvents: deps.ingestMaxEvents,
     maxNodes: deps.maxBodyNodes ?? DEFAULT_MAX_BODY_NODES,
     maxDepth: MAX_DEPTH,
-    ownSourcePrefix: deps.ownSourcePrefix,
+    ownSource: ownSourceCheck(deps.ownSourcePrefix),
   };
   return async (req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> => {
     const body = req.body;
     if (!Buffer.isBuffer(body) || body.length === 0) return reply.code(400).send({ error: 'invalid-event', detail: 'line 1: the body is empty' });
     const parsed = parseIngestBody(body, ingestMediaType(req.headers['content-type']) === 'application/x-ndjson', limits);
-    if (!parsed.ok) return reply.code(parsed.refusal.status).send(parsed.refusal.body);
+    if (!parsed.ok) {
+      if (parsed.refusal.ownSource) deps.refusals?.ownSource();
+      return reply.code(parsed.refusal.status).send(parsed.refusal.body);
+    }
     const outcome = await deps.ingress.ingest(parsed.wires);
+    if (outcome.status === 'conflict') return reply.code(409).send({ error: 'conflict', detail: `line ${outcome.index + 1}: ${outcome.reason}` });
     if (outcome.status === 'refused')
       return reply
         .code(503)

@@ -50,6 +50,18 @@ export class Ring {
     return h;
   }
 
+  /** Take out every held event `drop` picks (order of the rest kept); returns them. */
+  removeWhere(drop: (h: Held) => boolean): Held[] {
+    const keep: Held[] = [];
+    const out: Held[] = [];
+    for (const h of this) (drop(h) ? out : keep).push(h);
+    if (out.length > 0) {
+      this.items = keep;
+      this.head = 0;
+    }
+    return out;
+  }
+
   /** Held events, oldest arrival first. */
   *[Symbol.iterator](): IterableIterator<Held> {
     for (let i = this.head; i < this.items.length; i++) yield this.items[i]!;

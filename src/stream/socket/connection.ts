@@ -1,3 +1,4 @@
+import type { OwnSourceCheck } from '../own-source.js';
 import type { WebSocket, RawData } from 'ws';
 import { checkEnvelope, lineOf } from '../envelope-check.js';
 import type { WireEvent } from '../wire.js';
@@ -23,6 +24,8 @@ export interface ConnectionContext {
   readonly deps: SocketDeps;
   readonly claims: ClaimRegistry;
   readonly counters: SocketCounters;
+  /** whether a source names this daemon's own emitter (own-source.ts; absent: no own emitter to guard) */
+  readonly ownSource?: OwnSourceCheck;
 }
 
 /** Heartbeat intervals a peer may stay silent before it is dropped (AEP-0003 §3.5 item 5). */
@@ -230,8 +233,9 @@ export class Connection implements Claimant {
       return;
     }
     if (!emits(this.peer.role)) return this.send(errorFrame('unauthorized', 'events are sent on an emitter or both connection', cause));
-    if (deps.ownSourcePrefix && w.source.startsWith(deps.ownSourcePrefix)) {
+    if (this.ctx.ownSource?.(w.source)) {
       counters.events_invalid += 1;
+      deps.refusals?.ownSource();
       return this.send(errorFrame('invalid-event', "source names this daemon's own emitter", cause));
     }
     counters.events_in += 1;
@@ -252,7 +256,8 @@ export class Connection implements Claimant {
     this.ingestChain = this.ingestChain
       .then(async () => {
         const out = await this.ctx.deps.ingress.ingest([w]);
-        if (out.status === 'refused') this.send(errorFrame('unavailable', 'the history refused the event; retry later', { cause: w.id }));
+        if (out.status === 'conflict') this.send(errorFrame('invalid-event', out.reason, { cause: w.id }));
+        else if (out.status === 'refused') this.send(errorFrame('unavailable', 'the history refused the event; retry later', { cause: w.id }));
       })
       .catch(() => this.send(errorFrame('unavailable', 'the event could not be taken; retry later', { cause: w.id })))
       .finally(() => {

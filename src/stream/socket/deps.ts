@@ -3,6 +3,7 @@ import type { Logger } from '../../daemon/diagnostics.js';
 import type { EventFilter, Ingress, StreamHubApi } from '../hub-types.js';
 import type { Position } from '../wire.js';
 import type { OwnControlPort } from './frames.js';
+import type { OwnRefusals } from '../own-source.js';
 
 /** What a request may do on the stream surface (the shape `StreamAuth.check` returns, src/stream/stream-auth.ts). */
 export type StreamAccess = { readonly kind: 'authenticated' } | { readonly kind: 'watch'; readonly browser: boolean };
@@ -38,6 +39,8 @@ export interface SocketDeps {
   readonly maxFrameBytes: number;
   /** events whose `source` starts with it belong to this daemon's own emitter: never ingested from a peer */
   readonly ownSourcePrefix?: string;
+  /** told of each event refused for naming the own emitter (the daemon counts them in /healthz `stream.ingest`) */
+  readonly refusals?: OwnRefusals;
   /** the control target of this daemon's own sessions; absent: commands to them are refused `unsupported` */
   readonly control?: OwnControlPort;
   readonly log: Logger;

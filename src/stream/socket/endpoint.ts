@@ -1,3 +1,4 @@
+import { ownSourceCheck } from '../own-source.js';
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { WebSocketServer } from 'ws';
@@ -51,6 +52,7 @@ export function createSocketEndpoint(deps: SocketDeps): SocketEndpoint {
     (server ??= new (loadWs().WebSocketServer)({ noServer: true, maxPayload: deps.maxFrameBytes, perMessageDeflate: false, clientTracking: false }));
   const conns = new Set<Connection>();
   const claims = new ClaimRegistry();
+  const ownSource = deps.ownSourcePrefix ? ownSourceCheck(deps.ownSourcePrefix) : undefined;
   const counters: SocketCounters = {
     events_in: 0,
     events_invalid: 0,
@@ -89,7 +91,7 @@ export function createSocketEndpoint(deps: SocketDeps): SocketEndpoint {
         return;
       }
       accepted += 1;
-      const c = new Connection(ws, access, { deps, claims, counters });
+      const c = new Connection(ws, access, { deps, claims, counters, ...(ownSource ? { ownSource } : {}) });
       conns.add(c);
       ws.on('close', () => conns.delete(c));
       deps.log.debug('socket connection opened', { auth: access.kind });

@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -6,6 +6,7 @@ import { readSettings } from '../../../src/config/settings.js';
 import { silentLogger } from '../../../src/daemon/diagnostics.js';
 import { startDaemon, type RunningDaemon } from '../../../src/daemon/main.js';
 import { checkEnvelope } from '../../../src/stream/envelope-check.js';
+import { OWN_SESSION_CONFLICT } from '../../../src/stream/ingress.js';
 import type { WireEvent } from '../../../src/stream/wire.js';
 import { MiniHub } from '../../support/mini-hub.js';
 import { ROOT } from '../../support/paths.js';
@@ -109,8 +110,13 @@ describe('the daemon wiring of the AEP stream', () => {
     });
     const r = checkEnvelope(JSON.parse(text), text);
     if (!r.ok) throw new Error(r.detail);
-    expect(await a.d.stream!.ingress.ingest([r.wire])).toEqual({ status: 'accepted', accepted: 1, duplicates: 0 });
-    expect(readFileSync(path.join(env.AEP_LOG_DIR, 'ingest', 'hermes', `${session}.jsonl`), 'utf8')).toBe(`${text}\n`);
+    // the session's positions are this daemon's alone: the ingress refuses the event, writes nothing
+    expect(await a.d.stream!.ingress.ingest([r.wire])).toEqual({ status: 'conflict', index: 0, reason: OWN_SESSION_CONFLICT });
+    const foreignFile = path.join(env.AEP_LOG_DIR, 'ingest', 'hermes', `${session}.jsonl`);
+    expect(existsSync(foreignFile)).toBe(false);
+    // an ingest log an earlier version wrote still holds such a line: the rebuild below must keep it out of the own lane
+    mkdirSync(path.dirname(foreignFile), { recursive: true });
+    writeFileSync(foreignFile, `${text}\n`);
     await a.d.close();
     running.length = 0;
 

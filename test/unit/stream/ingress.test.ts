@@ -97,6 +97,30 @@ describe('BridgeIngress (AEP-0001 §7.4 dedupe, AEP-0003 §3.1 history, §5 fan-
     expect(counts.files).toBe(0);
   });
 
+  it("a sequenced event naming one of this daemon's own sessions is refused whole as a conflict: nothing written, mirrored or published; counted", async () => {
+    const root = mkdtempSync(path.join(os.tmpdir(), 'aep-ingress-'));
+    const hub = new MiniHub();
+    const history = new ForeignHistory({ historyDir: root, queueMax: 10_000, fsyncIntervalMs: 0 });
+    histories.push(history);
+    const mirrored: WireEvent[] = [];
+    const ownsSession = (s: string) => s === 'h_own';
+    const ingress = new BridgeIngress({ hub, history, mirror: { mirrorForeign: (w) => void mirrored.push(w) }, ownsSession });
+    const batch = [line({ id: 'ok1', session: 's_other' }), line({ id: 'forged', agent: 'hermes', session: 'h_own', seq: 9, type: 'session.ended' })];
+    expect(await ingress.ingest(batch)).toEqual({
+      status: 'conflict',
+      index: 1,
+      reason: "the session is one of this daemon's own: its positions are assigned here",
+    });
+    expect(existsSync(path.join(root, 'ingest'))).toBe(false);
+    expect([hub.live, mirrored]).toEqual([[], []]);
+    expect(ingress.stats()['own_session_refused']).toBe(1);
+    // a seq-less foreign-emitter event (attention.routed, a command) to an own session is part of its view: taken
+    const routedText = `{"aep":"0.1","id":"r1","type":"attention.routed","time":"2026-07-03T10:14:00Z","source":"aep://host-a/agent/router","agent":"router","session":"h_own","data":{}}`;
+    const routed = checkEnvelope(JSON.parse(routedText), routedText);
+    if (!routed.ok) throw new Error(routed.detail);
+    expect(await ingress.ingest([routed.wire])).toEqual({ status: 'accepted', accepted: 1, duplicates: 0 });
+  });
+
   it('a refusing log refuses the batch: nothing written, nothing published', async () => {
     const hub = new MiniHub();
     const log: IngressLog = { refusal: () => 'log: write failed: ENOSPC', write: () => Promise.reject(new Error('not called')) };

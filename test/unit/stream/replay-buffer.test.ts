@@ -130,6 +130,46 @@ describe('AEP-0003 §5 replay buffer', () => {
     expect(b.isOwnSession('own2')).toBe(true);
     expect(b.isOwnSession('foreign')).toBe(false);
   });
+
+  it('an own lane takes no foreign sequenced event: its high-water never moves, a later own start evicts one held before', () => {
+    const b = buf();
+    const own = [0, 1, 2].map((i) => ev('s', i, { origin: 'own' }));
+    for (const w of own) b.admit(w);
+    const forged = ev('s', 9, { type: 'session.ended' });
+    expect(b.collides(forged)).toBe(true);
+    expect(b.admit(forged)).toBe(false);
+    // a seq-less foreign-emitter event (a command, attention.routed) is part of the own session's view
+    const routed = ev('s', undefined, { type: 'attention.routed' });
+    expect(b.collides(routed)).toBe(false);
+    expect(b.admit(routed)).toBe(true);
+    expect(events(b.plan('all', all))).toEqual([...own, routed]);
+    expect(b.ownSessions()).toEqual(['s']);
+
+    // a foreign emitter that took the name first: its sequenced events leave the lane once this daemon's own session starts
+    const c = buf();
+    const early = ev('t', 9, { type: 'session.ended' });
+    expect(c.admit(early)).toBe(true);
+    const t0 = ev('t', 0, { origin: 'own' });
+    expect(c.admit(t0)).toBe(true);
+    expect(events(c.plan('all', all))).toEqual([t0]);
+    expect(c.knows(early)).toBe(true);
+    expect(c.stats().events).toBe(1);
+    expect(c.ownSessions()).toEqual(['t']);
+  });
+
+  it('AEP-0003 §7 a resume never skips an own event: a position past anything the own lane assigned replays the lane whole', () => {
+    const b = buf({ buffer: 3 });
+    const own = [0, 1, 2, 3, 4].map((i) => ev('s', i, { origin: 'own' }));
+    for (const w of own) b.admit(w);
+    // positions it did assign: strictly after them, as always
+    expect(events(b.plan([{ session: 's', epoch: 0, seq: 3 }], all))).toEqual([own[4]]);
+    expect(events(b.plan([{ session: 's', epoch: 0, seq: 4 }], all))).toEqual([]);
+    // a position it never assigned (a forged one a consumer took): every held event, after the exhausted notice
+    const steps = b.plan([{ session: 's', epoch: 0, seq: 9 }], all);
+    expect(exhausted(steps)).toEqual([{ session: 's', earliest: { epoch: 0, seq: 2 } }]);
+    expect(events(steps)).toEqual(own.slice(2));
+    expect(events(b.plan([{ session: 's', epoch: 1, seq: 0 }], all))).toEqual(own.slice(2));
+  });
 });
 
 /** A random publish sequence: per op a session (or the agent lane), seq-less or not, a re-publish of an earlier event, a size. */

@@ -99,6 +99,23 @@ describe('StreamHub live fan-out (AEP-0003 §5, §6)', () => {
     expect(h.knows({ source: e1.source, id: 'nope' })).toBe(false);
   });
 
+  it('a foreign sequenced event naming an own session is neither held nor delivered live, and is counted', async () => {
+    const h = hub();
+    const sink = new Sink();
+    h.subscribe(spec(), sink);
+    await waitFor('replayed', () => sink.done);
+    const own = ev('s', 0, { origin: 'own' });
+    const forged = ev('s', 9, { type: 'session.ended' });
+    const routed = ev('s', undefined, { type: 'attention.routed' });
+    h.publish([own, forged, routed]);
+    expect(sink.got).toEqual([own, routed]);
+    expect(h.stats()['own_lane_refused']).toBe(1);
+    const later = new Sink();
+    h.subscribe(spec({ from: 'all', live: false }), later);
+    await waitFor('replayed', () => later.done);
+    expect(later.got).toEqual([own, routed]);
+  });
+
   it('AEP-0003 §6.4 applies the capture ceiling per subscription', async () => {
     const h = hub();
     const [meta, raw] = [new Sink(), new Sink()];

@@ -46,6 +46,18 @@ describe('socket endpoint: emitters', () => {
     expect(e.closed).toBeUndefined();
   });
 
+  it('variants of the own source (case, port, user info, encoded segments) are refused in-band like the exact one', async () => {
+    rig = await startRig({ token: TOKEN, ownSourcePrefix: 'aep://me/agent/hermes/' });
+    const e = await open(authed(), hello('emitter'));
+    const variants = ['aep://ME/agent/hermes/session/s1', 'aep://me:1/agent/hermes/session/s1', 'aep://u@me./Agent/%68ermes/session/s1'];
+    variants.forEach((source, i) => e.send(event('s1', i, 'progress.status', { source })));
+    e.send(event('s1', 7, 'progress.status'));
+    await waitFor('one ingested', () => rig!.ingress.taken.length === 1 || undefined);
+    await e.sync();
+    expect(e.got.filter((f) => f.type === 'error').map((f) => f['code'])).toEqual(['invalid-event', 'invalid-event', 'invalid-event']);
+    expect(rig.ingress.taken.map((w) => w.seq)).toEqual([7]);
+  });
+
   it('AEP-0003 §4 rule 3, §8.1: an emitting hello needs an authenticated connection and identity.agent', async () => {
     rig = await startRig();
     const w = await open(rig.url, hello('both'));

@@ -65,9 +65,9 @@ describe('JSONL history sink: one session file that cannot be written', () => {
     mkdirSync(path.join(root, 'hermes'), { recursive: true });
     const sink = new JsonlHistorySink(root, 1000, {
       probeIntervalMs: 3_600_000,
-      open: (async () => {
+      open: async () => {
         throw Object.assign(new Error('injected EROFS'), { code: 'EROFS' });
-      }) as never,
+      },
     });
     const out = await sink.write([ev('s1')]);
     expect(out.retained).toBe(1);

@@ -46,6 +46,7 @@ MAX_REPLY = 1048576
 DEFAULT_ATTENTION_MS = 55000  # the daemon's hold window unless AEP_ATTENTION_TIMEOUT_MS / --attention-timeout-ms say otherwise
 HOLD_MARGIN_MS = 3000  # a held pre_tool_call waits this much longer than the window (the shim's rule)
 HOLD_HEADER = "x-hermes-aep-hold-ms"
+SPOOL_KEY_HEADER = "x-hermes-aep-spool-key"  # the spool key, chosen before sending: a hook the daemon held after a failed write is recognised
 STEER_HEADER = "x-hermes-aep-steer"  # a pre_llm_call under instruct: its context reply reaches Hermes, so steering may ride it
 HERMES_MARGIN_MS = 2000  # under a Hermes that bounds plugin callbacks, the wait ends this long before Hermes would give up on us
 HOLD_FLOOR_MS = 2000  # the daemon holds at most (the announced wait - 2000): with no more left than this, nothing is held
@@ -204,7 +205,12 @@ def _append(path, data):
         os.close(fd)
 
 
-def spool(state_dir, body, arrival_ms, arrival_ns):
+def spool_key(arrival_ms, arrival_ns):
+    """The shim's spoolKey: the hook's spool file name stem, chosen before sending (sent as x-hermes-aep-spool-key)."""
+    return "%015d-%020d-%d-%s" % (arrival_ms, arrival_ns, os.getpid(), "".join(random.choices(string.ascii_lowercase + string.digits, k=8)))
+
+
+def spool(state_dir, body, arrival_ms, arrival_ns, key=None):
     """The shim's spoolEnvelope: `{state}/spool/<key>.hook` (header line + envelope), tmp + rename, capped by the ledgers."""
     d, tmp = state_dir + "/spool", None
     size = lambda name: os.path.getsize(d + "/" + name) if os.path.exists(d + "/" + name) else 0  # noqa: E731
@@ -216,7 +222,7 @@ def spool(state_dir, body, arrival_ms, arrival_ns):
         full = max(0, size("in.files") - size("out.files")) + 1 > _env_number("AEP_SPOOL_MAX_FILES", 100000, lambda n: n >= 0 and n.is_integer())
         if full or (max(0, size("in.kib") - size("out.kib")) + kib) * 1024 > _env_number("AEP_SPOOL_MAX_BYTES", 268435456, lambda n: n >= 0 and n.is_integer()):
             raise OSError("spool full")
-        key = "%015d-%020d-%d-%s" % (arrival_ms, arrival_ns, os.getpid(), "".join(random.choices(string.ascii_lowercase + string.digits, k=8)))
+        key = key or spool_key(arrival_ms, arrival_ns)
         os.makedirs(d, 0o700, exist_ok=True)
         tmp = "%s/.%s.tmp" % (d, key)
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
@@ -274,7 +280,8 @@ class Slot:
         self.done = threading.Event()
         self.lock = threading.Lock()
         self.reply, self.conn, self.abandoned = None, None, False
-        self.arrival = (0, 0)  # the hook's arrival (wall ms, monotonic ns), set when it is queued: its spool key
+        self.arrival = (0, 0)  # the hook's arrival (wall ms, monotonic ns), set when it is queued
+        self.key = None  # its spool key, chosen when it is queued
 
     def remaining_s(self):
         return self.deadline - time.monotonic()
@@ -319,9 +326,11 @@ class Forwarder:
 
     def put(self, body, slot):
         """Queue one envelope, never blocking (the agent's thread). False: dropped, counted."""
-        item = (body, time.time_ns() // 1000000, time.monotonic_ns(), slot)
+        ms, ns = time.time_ns() // 1000000, time.monotonic_ns()
+        item = (body, ms, ns, slot, spool_key(ms, ns))
         if slot is not None:
             slot.arrival = item[1:3]
+            slot.key = item[4]
         if self.closing:
             self.deliver(item)  # after the exit flush (Hermes's own exit handlers fire hooks): inline
             return True
@@ -350,14 +359,14 @@ class Forwarder:
                 self.queue.task_done()
 
     def deliver(self, item):
-        body, arrival_ms, arrival_ns, slot = item
+        body, arrival_ms, arrival_ns, slot, key = item
         try:
             if slot is not None and slot.hold and self.send_held(item):
                 return
             with self.lock:
-                outcome, reply = self.post(body, steer=slot is not None and not slot.hold)
+                outcome, reply = self.post(body, steer=slot is not None and not slot.hold, key=key)
             if outcome == "spool":
-                spool(self.state_dir, body, arrival_ms, arrival_ns)
+                spool(self.state_dir, body, arrival_ms, arrival_ns, key)
             if slot is not None:
                 slot.reply = reply
         finally:
@@ -368,7 +377,7 @@ class Forwarder:
         """Send a held pre_tool_call on a connection of its own, announcing how long its thread still waits, and hand
         that connection to the thread. False: its thread has given up, or too little time is left to hold (then it is
         delivered as any hook)."""
-        body, arrival_ms, arrival_ns, slot = item
+        body, arrival_ms, arrival_ns, slot, key = item
         ms = int(slot.remaining_s() * 1000)
         if self.target is None or slot.abandoned or ms <= HOLD_FLOOR_MS:
             return False
@@ -377,6 +386,7 @@ class Forwarder:
             conn = self.connect(slot.remaining_s())
             path, headers = self.request_parts()
             headers[HOLD_HEADER] = str(ms)
+            headers[SPOOL_KEY_HEADER] = key
             conn.request("POST", path, body, headers)
             sent = True
         except Exception as exc:
@@ -385,7 +395,7 @@ class Forwarder:
             conn = None
             log.debug("hermes-aep: a held hook was not sent (%s)", type(exc).__name__)
             if not sent:
-                spool(self.state_dir, body, arrival_ms, arrival_ns)  # the daemon never had it
+                spool(self.state_dir, body, arrival_ms, arrival_ns, key)  # the daemon never had it
         with slot.lock:
             if slot.abandoned:
                 late, conn = conn, None
@@ -410,7 +420,7 @@ class Forwarder:
                 headers["Authorization"] = "Bearer " + token  # over TCP only, to the URL it was installed for
         return path, headers
 
-    def post(self, body, steer=False):
+    def post(self, body, steer=False, key=None):
         """POST once: ("delivered", reply) | ("spool", None) | ("lost", None). Spool only what the daemon provably did not take.
         steer: the waiting pre_llm_call of an instruct-gated forwarder, announced so the daemon may put steering in the reply."""
         if self.target is None:
@@ -421,6 +431,8 @@ class Forwarder:
             pending = self.dropped - self.reported
             if steer:
                 headers[STEER_HEADER] = "1"
+            if key:
+                headers[SPOOL_KEY_HEADER] = key
             if pending > 0:
                 headers["X-Hermes-Aep-Dropped"] = str(pending)
             if self.conn is not None and time.monotonic() - self.used_at > IDLE_RECONNECT_S:
@@ -479,10 +491,10 @@ class Forwarder:
                 self.queue.all_tasks_done.wait(deadline - time.monotonic())
         while True:
             try:
-                body, arrival_ms, arrival_ns, slot = self.queue.get_nowait()
+                body, arrival_ms, arrival_ns, slot, key = self.queue.get_nowait()
             except queue.Empty:
                 return
-            spool(self.state_dir, body, arrival_ms, arrival_ns)
+            spool(self.state_dir, body, arrival_ms, arrival_ns, key)
             if slot is not None:
                 slot.done.set()  # a thread still waiting fails open
 
@@ -502,7 +514,7 @@ def await_held(fwd, body, slot, event):
         resp = conn.getresponse()
         text = resp.read(MAX_REPLY + 1)
         if resp.status >= 500:
-            spool(fwd.state_dir, body, *slot.arrival)
+            spool(fwd.state_dir, body, *slot.arrival, key=slot.key)
             return None
         if resp.status != 200 or len(text) > MAX_REPLY:
             return None

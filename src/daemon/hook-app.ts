@@ -106,6 +106,7 @@ export function createHookApp(o: HookAppOptions): HookApp {
         ...(o.maxBodyNodes !== undefined ? { maxBodyNodes: o.maxBodyNodes } : {}),
         log: o.log,
         ...(spoolOpts.seen ? { seen: spoolOpts.seen } : {}),
+        held: pipeline.retainedKeys,
         // Deleted once its events reached the OS; a refused hook (not processed) is kept for a later pass.
         // A retained one waits until the log takes it (or gives it up, counted): never ingested twice.
         ingest: async (raw, env, spooled) => {
@@ -135,6 +136,7 @@ export function createHookApp(o: HookAppOptions): HookApp {
       hooks_refused: pipeline.refused,
       hooks_retained: pipeline.retained,
       hooks_lost: pipeline.lost,
+      held_spool_keys: pipeline.retainedKeys.size,
       ...(pipeline.settleErrors ? { settle_errors: pipeline.settleErrors } : {}),
       ...(o.stamp?.errors ? { stamp_errors: o.stamp.errors } : {}),
       sessions_active: o.identity.activeSessions,
@@ -147,10 +149,11 @@ export function createHookApp(o: HookAppOptions): HookApp {
   });
   if (spool) {
     const isHook = (req: FastifyRequest) => req.method === 'POST' && req.routeOptions.url === '/hook';
-    // While the spool drains at start (and once closing), hooks are refused before their body is read:
-    // the shim spools them behind the others, so arrival order holds.
+    // While the spool drains at start (and once closing), or its drain is stalled (the log refused a
+    // spooled hook, or a live hook's held events are awaited), hooks are refused before their body is
+    // read: the shim spools them behind the others, so arrival order holds and none waits on the drain.
     app.addHook('onRequest', (req, reply, done) => {
-      if (!spool.draining || !isHook(req)) return done();
+      if (!(spool.draining || spool.stalled) || !isHook(req)) return done();
       void reply
         .code(503)
         .header('retry-after', '1')

@@ -151,11 +151,12 @@ export async function startDaemon(
       metrics?.remember(ev);
     },
     // bound once the hook app exists (below): the spool is created with it
-    spoolKeys: () => late.spool?.publishedNotDeleted() ?? [],
+    // and live hooks held after a failed write whose events landed carrying their key, their spooled copy not yet dropped
+    spoolKeys: () => [...(late.spool?.publishedNotDeleted() ?? []), ...(late.pipeline?.retainedKeys.landedKeys() ?? [])],
     log,
   });
   // known only once the hook app (its spool) and the listeners (the TCP URL) exist; read by closures made before
-  const late: { spool?: SpoolIngest; tcpUrl?: string } = {};
+  const late: { spool?: SpoolIngest; pipeline?: HookPipeline; tcpUrl?: string } = {};
   const restored = snapshot.restore();
   for (const key of restored.spoolKeys) spooledSeen.add(key);
   const r = restored.replay;
@@ -243,6 +244,7 @@ export async function startDaemon(
   const orphans = control.closeOrphans(epoch);
   if (orphans > 0) log.info('closed gate cards a previous process left pending', { cards: orphans });
   late.spool = spool;
+  late.pipeline = pipeline;
   if (metrics) metrics.readings = daemonReadings({ history, mirror, spool: () => late.spool, dropReports, stream, relay, pipeline });
   // fastify's own server stays unbound: the listeners feed its router, tagging each request's transport
   await app.ready();

@@ -14,6 +14,8 @@ import type { WireEvent } from '../stream/wire.js';
 import { priceModelCalls, type PriceSource } from '../usage/price-step.js';
 import { extraOf } from '../hermes/envelope.js';
 import { HookCounts } from './hook-counts.js';
+import { RetainedKeys } from './retained-keys.js';
+import type { WriteOptions } from '../sinks/sink.js';
 
 const baseUrlOf = (env: HookEnvelope): string | undefined => {
   const v = extraOf(env).base_url;
@@ -64,9 +66,14 @@ export interface PipelineOptions {
  *   NOT processed at all: no seq taken, no pairing state, no span. Safe to retry later;
  * - `retained`: processed, but the write failed: its events are held in memory (bounded)
  *   and written first when the log takes writes again. `written` settles true then,
- *   false if they were given up (counted). Never retried: its seqs and spans exist, a
- *   retry would duplicate them;
- * - `lost`: processed, and some events were given up at once (counted).
+ *   false if they were given up (counted). A live hook is held only under its spool key
+ *   (`x-hermes-aep-spool-key`): it is answered 503, its transport spools it under that
+ *   key, its events land carrying it (`hermesspool`), and the spooled copy is then
+ *   recognised (`retainedKeys`) and dropped; a crash before they land leaves only the
+ *   spooled copy, ingested fresh at the next start;
+ * - `lost`: processed, and some events were given up at once (counted). A live hook
+ *   without a spool key whose write failed ends here (answered 503: nothing of it is
+ *   written later, so its re-delivery is processed once).
  */
 export type HookOutcome = (
   | { readonly status: 'recorded'; readonly events: readonly AepEvent[] }
@@ -99,6 +106,8 @@ export class HookPipeline {
   lost = 0;
   /** `settled` listeners that threw (counted; the hook was answered) */
   settleErrors = 0;
+  /** spool keys of live hooks held after a failed write (answered 503): spool-ingest.ts drops their spooled copy once written */
+  readonly retainedKeys = new RetainedKeys();
 
   private readonly clock: () => Date;
 
@@ -120,11 +129,13 @@ export class HookPipeline {
    * `spooled`: the hook came from the shim's spool. Its events are timed at
    * its arrival, and carry its spool key (`hermesspool`) so a restart can tell
    * a file whose events were written but which was not yet deleted.
+   * `spoolKey`: a live hook's `x-hermes-aep-spool-key` (see HookOutcome `retained`).
    */
-  handle(env: HookEnvelope, spooled?: { readonly arrival: Date; readonly key: string }, live?: LiveHook): Promise<HookOutcome> {
+  handle(env: HookEnvelope, spooled?: { readonly arrival: Date; readonly key: string }, live?: LiveHook, spoolKey?: string): Promise<HookOutcome> {
     this.hooks++;
     this.byHook.count(env.hook_event_name);
-    const refusal = this.o.bus.refusal();
+    // a session whose own history file fails is refused alone; the others flow
+    const refusal = this.o.bus.refusal(env.session_id || undefined);
     if (refusal) {
       this.refused++;
       return Promise.resolve({ status: 'refused', reason: refusal });
@@ -151,7 +162,9 @@ export class HookPipeline {
       this.o.log?.error('hook could not be mapped; answered and counted', { error: (err as Error).name });
       return Promise.resolve({ status: 'recorded', events: [] });
     }
-    return this.publish(events, plan, env.hook_event_name);
+    // live: held after a failed write only under a spool key; spooled: held (the file stays until written)
+    const opts: WriteOptions | undefined = spooled ? undefined : spoolKey !== undefined ? { spoolKey } : { hold: false };
+    return this.publish(events, plan, env.hook_event_name, opts, spoolKey);
   }
 
   /**
@@ -183,8 +196,8 @@ export class HookPipeline {
     return this.o.bus.refusal();
   }
 
-  private publish(events: readonly AepEvent[], plan: ReplyPlan | undefined, hook: string): Promise<HookOutcome> {
-    const published = this.o.bus.publish(events);
+  private publish(events: readonly AepEvent[], plan: ReplyPlan | undefined, hook: string, opts?: WriteOptions, spoolKey?: string): Promise<HookOutcome> {
+    const published = opts ? this.o.bus.publish(events, opts) : this.o.bus.publish(events);
     // AEP_DEBUG: the hook name and the event types and seqs it became; structural only (not built when debug is off)
     if (this.o.log && this.o.log.debugEnabled !== false)
       this.o.log.debug('hook mapped', {
@@ -205,6 +218,7 @@ export class HookPipeline {
           else this.settle(events);
           return lost === 0;
         });
+        if (spoolKey !== undefined) this.retainedKeys.hold(spoolKey, written);
         return { status: 'retained', events, reason, written, ...p };
       }
       this.settle(events);

@@ -8,6 +8,7 @@ import { JsonBodyParser, knownDepth } from './json-body.js';
 import { DEFAULT_MAX_BODY_NODES } from '../config/config.js';
 import type { RequestGuard } from '../transport/request-guard.js';
 import { DROPPED_HEADER, type DropReports } from '../transport/drop-report.js';
+import { readSpoolKey, SPOOL_KEY_HEADER } from '../transport/spool-key.js';
 import { streamRoutes, type StreamHttpDeps } from '../stream/http/stream-routes.js';
 import type { ControlTarget } from '../control/control-target.js';
 import { liveHookOf } from '../control/hook-step.js';
@@ -160,6 +161,11 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
       rejected++;
       return reply.code(400).send({ error: 'bad_drop_report', message: `${DROPPED_HEADER} must be one decimal count (0..999999999)` });
     }
+    const spoolKey = readSpoolKey(req.headers[SPOOL_KEY_HEADER]);
+    if (spoolKey === false) {
+      rejected++;
+      return reply.code(400).send({ error: 'bad_spool_key', message: `${SPOOL_KEY_HEADER} must be a spool file key` });
+    }
     if (nestsDeeperThan(req.body, MAX_DEPTH)) {
       rejected++;
       return reply.code(400).send({ error: 'too_deep', message: `body nests deeper than ${MAX_DEPTH} levels` });
@@ -176,18 +182,28 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
     }
     deps.recorder?.record(req.body, parsed.data.session_id);
     // Answered once the events reached the operating system (group commit), never before.
-    const outcome = await deps.pipeline.handle(parsed.data, undefined, deps.control ? liveHookOf(req.headers) : undefined);
+    const outcome = await deps.pipeline.handle(parsed.data, undefined, deps.control ? liveHookOf(req.headers) : undefined, spoolKey);
     // Refused = not processed at all, so a retry (the shim's spool) records it exactly once.
     if (outcome.status === 'refused') {
       return reply
         .code(503)
         .send({ error: 'unavailable', message: 'the event log cannot take hooks now; nothing of this one was recorded', reason: outcome.reason });
     }
-    // Observe-only: the reply never injects context. `retained` (write failed, held in memory
-    // until the log recovers) and `lost` (counted) are answered 200 too: the hook was processed,
-    // its seqs and spans exist, so a retry would duplicate them.
+    const answer = await replyOf(outcome, deps.control, reply);
+    // Not in the history now, so never 200 (a crash would lose it): 503, and the transport spools it.
+    // `retained`: held in memory under the spool key it sent, written later carrying that key, so the
+    // spooled copy is recognised and dropped (pipeline.ts); `lost`: nothing of it will be written,
+    // so the spooled copy is processed once.
+    if (outcome.status === 'retained' || outcome.status === 'lost') {
+      return reply.code(503).send({
+        error: 'unavailable',
+        message: 'the event log could not write this hook now; the transport spools it',
+        reason: outcome.reason,
+      });
+    }
+    // Observe-only: the reply never injects context.
     deps.dropReports?.add(drops);
-    return reply.code(200).send(await replyOf(outcome, deps.control, reply));
+    return reply.code(200).send(answer);
   });
 
   if (deps.stream) void app.register(streamRoutes(deps.stream));

@@ -17,6 +17,17 @@ interface InFlight {
   readonly name: string;
   readonly bytes: number;
   readonly written: Promise<void>;
+  /** a live hook's copy whose held events were written meanwhile: deleted, counted as a duplicate */
+  duplicate: boolean;
+  /** waits for a live hook's held events (pipeline.ts retainedKeys) before anything is decided */
+  readonly waitsForHeld: boolean;
+}
+
+/** The live hooks held after a failed write, by spool key (daemon/retained-keys.ts). */
+export interface HeldKeys {
+  /** true: already written; a promise: still held (true once written, false if given up); undefined: not held */
+  state(key: string): true | Promise<boolean> | undefined;
+  consume(key: string): void;
 }
 
 export interface SpoolIngestOptions {
@@ -35,6 +46,13 @@ export interface SpoolIngestOptions {
    * is over (only files present at start can be in the log already).
    */
   readonly seen?: Set<string>;
+  /**
+   * Live hooks answered 503 while their events were held after a failed
+   * write, by the spool key their transport sent: their spooled copy is
+   * deleted once those events are written (counted in `duplicates`), waited
+   * for while they are held, and ingested fresh if they were given up.
+   */
+  readonly held?: HeldKeys;
   /** the same bound as a live body (AEP_MAX_BODY_BYTES) */
   readonly maxBodyBytes: number;
   /** the same node cap as a live body (AEP_MAX_BODY_NODES) */
@@ -68,6 +86,8 @@ export class SpoolIngest {
   private watcher: FSWatcher | undefined;
   private timer: NodeJS.Timeout | undefined;
   private kicked = false;
+  private failures = 0;
+  private waitingForHeld = false;
   private readonly spool: SpoolDir;
   private readonly staleTmpMs: number;
 
@@ -87,6 +107,15 @@ export class SpoolIngest {
   /** True until the start-up drain is over (and again once closing): live hooks are answered 503. */
   get draining(): boolean {
     return this.phase !== 'live';
+  }
+
+  /**
+   * The drain cannot go on now: the log refused a spooled hook (it backs off),
+   * or it waits for a live hook's held events. A live hook then is answered
+   * 503 at once (spooled behind, in order) rather than wait on the drain.
+   */
+  get stalled(): boolean {
+    return this.running !== undefined && (this.failures > 0 || this.waitingForHeld);
   }
 
   /**
@@ -181,7 +210,7 @@ export class SpoolIngest {
   }
 
   private async loop(): Promise<void> {
-    let failures = 0;
+    this.failures = 0;
     while (this.active) {
       const { hooks, barrier } = await this.spool.list(this.phase === 'initial', this.staleTmpMs);
       if (hooks.length === 0 && barrier === undefined) break;
@@ -209,13 +238,14 @@ export class SpoolIngest {
       if (batch.length > 0) ok = (await this.settle(batch)) && ok;
       if (!ok) {
         // events that could not be written: their files stay; retry the pass after a backoff
-        failures++;
-        await sleep(Math.min(5_000, 50 * 2 ** Math.min(failures, 7)));
+        this.failures++;
+        await sleep(Math.min(5_000, 50 * 2 ** Math.min(this.failures, 7)));
         continue;
       }
-      failures = 0;
+      this.failures = 0;
       if (!progressed) await sleep(5);
     }
+    this.failures = 0;
     if (this.active) this.spool.resetLedger();
   }
 
@@ -248,25 +278,53 @@ export class SpoolIngest {
     } catch (err) {
       return void (await this.spool.reject(name, err instanceof Rejected ? err.message : 'invalid', buf.length));
     }
-    let written: Promise<void>;
-    // published from here on (a refusal rejects within this same turn, before any timer can look)
-    this.spool.published.add(key);
-    try {
-      written = this.o.ingest(parsed.raw, parsed.env, { arrival: parsed.arrival, key });
-    } catch (err) {
-      written = Promise.reject(err);
+    const spooled = { arrival: parsed.arrival, key };
+    const ingest = (): Promise<void> => {
+      // published from here on (a refusal rejects within this same turn, before any timer can look)
+      this.spool.published.add(key);
+      let p: Promise<void>;
+      try {
+        p = this.o.ingest(parsed.raw, parsed.env, spooled);
+      } catch (err) {
+        p = Promise.reject(err);
+      }
+      p.catch(() => this.spool.published.delete(key));
+      return p;
+    };
+    // the copy of a live hook answered 503 while its events were held: those may be written already, or soon
+    const held = this.o.held?.state(key);
+    if (held === true) {
+      this.duplicates++;
+      this.o.held!.consume(key);
+      await this.spool.remove([{ name, bytes: buf.length }]);
+      return undefined;
     }
-    written.catch(() => this.spool.published.delete(key));
-    return { name, bytes: buf.length, written };
+    if (held === undefined) return { name, bytes: buf.length, written: ingest(), duplicate: false, waitsForHeld: false };
+    const f: InFlight = {
+      name,
+      bytes: buf.length,
+      duplicate: false,
+      waitsForHeld: true,
+      written: held.then((ok) => {
+        if (!ok) return ingest();
+        f.duplicate = true;
+        this.o.held!.consume(key);
+      }),
+    };
+    return f;
   }
 
   /** Wait for a batch's events to be written; delete the files whose events are. False if any were not (those stay). */
   private async settle(batch: readonly InFlight[]): Promise<boolean> {
+    this.waitingForHeld = batch.some((f) => f.waitsForHeld);
     const results = await Promise.allSettled(batch.map((f) => f.written));
+    this.waitingForHeld = false;
     const done = batch.filter((_, i) => results[i]!.status === 'fulfilled');
     const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
     if (failed) this.spool.fail('spooled hook not written; kept for a later pass', failed.reason);
-    this.ingested += done.length;
+    const dups = done.filter((f) => f.duplicate).length;
+    this.duplicates += dups;
+    this.ingested += done.length - dups;
     await this.spool.remove(done);
     return failed === undefined;
   }

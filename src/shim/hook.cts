@@ -15,6 +15,8 @@ const HOLD_MARGIN_MS = 3_000; // a held pre_tool_call waits this much longer tha
 const HOLD_HEADER = 'x-hermes-aep-hold-ms';
 /** sent on a `pre_llm_call` under instruct: this transport passes a context reply to Hermes, so the daemon may deliver steering in it */
 const STEER_HEADER = 'x-hermes-aep-steer';
+/** the spool key chosen before sending: a hook the daemon held after a failed write (503) is spooled under it, and recognised */
+const SPOOL_KEY_HEADER = 'x-hermes-aep-spool-key';
 const SOCKET_FILE = 'hook.sock';
 const TOKEN_FILE = 'hook-token';
 
@@ -213,13 +215,14 @@ function parseHead(text: string): { readonly status: number; readonly length: nu
 }
 
 /** The request head: Host localhost over the socket; over TCP the URL's host and path, and its token if any; the hold header when held. */
-function requestHead(target: Target, bytes: number, holdMs: number | undefined, steer: boolean): string {
+function requestHead(target: Target, bytes: number, holdMs: number | undefined, steer: boolean, key: string | undefined): string {
   const tcp = 'url' in target;
   const auth = tcp && target.token ? `Authorization: Bearer ${target.token}\r\n` : '';
   const line = tcp ? `POST ${target.url.pathname}${target.url.search} HTTP/1.1\r\nHost: ${target.url.host}` : 'POST /hook HTTP/1.1\r\nHost: localhost';
   const hold = holdMs === undefined ? '' : `${HOLD_HEADER}: ${holdMs}\r\n`;
   const steers = steer ? `${STEER_HEADER}: 1\r\n` : '';
-  return `${line}\r\n${auth}Content-Type: application/json\r\nContent-Length: ${bytes}\r\n${hold}${steers}Connection: close\r\n\r\n`;
+  const spool = key === undefined ? '' : `${SPOOL_KEY_HEADER}: ${key}\r\n`;
+  return `${line}\r\n${auth}Content-Type: application/json\r\nContent-Length: ${bytes}\r\n${hold}${steers}${spool}Connection: close\r\n\r\n`;
 }
 
 /**
@@ -230,7 +233,7 @@ function requestHead(target: Target, bytes: number, holdMs: number | undefined, 
  * the reply (a gated `pre_tool_call`); without it the daemon never holds. `steer`: sent as `x-hermes-aep-steer: 1` (a `pre_llm_call`
  * under instruct), telling the daemon the context reply reaches Hermes; without it the daemon delivers no instruction.
  */
-export function deliver(body: Buffer, target: Target, ms: number, holdMs?: number, steer = false): Promise<Outcome> {
+export function deliver(body: Buffer, target: Target, ms: number, holdMs?: number, steer = false, key?: string): Promise<Outcome> {
   return new Promise((resolve) => {
     let sent = false;
     let head: ReturnType<typeof parseHead>;
@@ -260,7 +263,7 @@ export function deliver(body: Buffer, target: Target, ms: number, holdMs?: numbe
     sock.on('end', () => (head && head.length === undefined ? reply(got) : done({ kind: 'unreachable', sent })));
     sock.on('error', () => done({ kind: 'unreachable', sent }));
     sock.cork(); // head and body in one writev, as node:http sends them: a peer that answers on the head alone still gets the body
-    sock.write(requestHead(target, body.length, holdMs, steer));
+    sock.write(requestHead(target, body.length, holdMs, steer, key));
     sock.write(body, (err) => (sent = !err)); // once the OS has the last byte
     sock.uncork();
   });
@@ -284,7 +287,12 @@ function writeAll(fd: number, buf: Buffer): void {
  * by shims) and `out.files`/`out.kib` (appended by the daemon) count by their SIZE; a hook over the cap is dropped and counted as one byte
  * appended to `dropped`. Never throws.
  */
-function spoolEnvelope(stateDir: string, body: Buffer, arrivalMs: number, arrivalNs: bigint): void {
+/** The hook's spool file name stem, chosen before sending (sent as x-hermes-aep-spool-key). */
+export function spoolKey(arrivalMs: number, arrivalNs: bigint): string {
+  return `${String(arrivalMs).padStart(15, '0')}-${arrivalNs.toString().padStart(20, '0')}-${process.pid}-${Math.random().toString(36).slice(2, 10)}`;
+}
+
+function spoolEnvelope(stateDir: string, body: Buffer, arrivalMs: number, key: string): void {
   let dir = '';
   let tmp = '';
   let kib: number | undefined;
@@ -297,7 +305,6 @@ function spoolEnvelope(stateDir: string, body: Buffer, arrivalMs: number, arriva
     const maxFiles = limit(process.env.AEP_SPOOL_MAX_FILES, 100_000);
     const maxBytes = limit(process.env.AEP_SPOOL_MAX_BYTES, 256 * 1024 * 1024);
     if (files + 1 > maxFiles || (used + kib) * 1024 > maxBytes) return countDrop(dir);
-    const key = `${String(arrivalMs).padStart(15, '0')}-${arrivalNs.toString().padStart(20, '0')}-${process.pid}-${Math.random().toString(36).slice(2, 10)}`;
     tmp = `${dir}/.${key}.tmp`;
     mkdirSync(dir, { recursive: true, mode: 0o700 });
     const fd = openSync(tmp, 'wx', 0o600);
@@ -346,7 +353,7 @@ export async function runHook(argv: readonly string[] = process.argv.slice(2)): 
   process.on('uncaughtException', () => answer(EMPTY));
   process.on('unhandledRejection', () => answer(EMPTY));
   const arrivalMs = Date.now();
-  const arrivalNs = process.hrtime.bigint();
+  const key = spoolKey(arrivalMs, process.hrtime.bigint());
   let out = EMPTY;
   try {
     const body = await readStdin();
@@ -356,11 +363,11 @@ export async function runHook(argv: readonly string[] = process.argv.slice(2)): 
       const gates = shimGates(argv, process.env);
       const hook = gates.control || gates.instruct ? hookName(body) : undefined;
       const hold = gates.control && hook === 'pre_tool_call' ? gates.holdMs : undefined;
-      const outcome = await deliver(body, target, hold ?? timeoutMs(), hold, gates.instruct && hook === 'pre_llm_call');
+      const outcome = await deliver(body, target, hold ?? timeoutMs(), hold, gates.instruct && hook === 'pre_llm_call', key);
       if (shouldSpool(outcome)) {
         // Hermes is answered first; the file is written after
         answer(EMPTY);
-        spoolEnvelope(shimStateDir(argv, process.env), body, arrivalMs, arrivalNs);
+        spoolEnvelope(shimStateDir(argv, process.env), body, arrivalMs, key);
       }
       if (outcome.kind === 'delivered' && hook !== undefined) out = permitted(hook, gates, outcome.reply);
     }

@@ -1,6 +1,6 @@
 import type { AepEvent } from '../aep/event.js';
 import type { Degradation } from './health-latch.js';
-import type { EventSink, WriteOutcome } from './sink.js';
+import type { EventSink, WriteOptions, WriteOutcome } from './sink.js';
 
 /** What became of one hook's events on the durable sinks, when it is answered. */
 export interface PublishOutcome {
@@ -28,23 +28,23 @@ export class EventBus {
     this.sinks.push(sink);
   }
 
-  /** Why a new hook must be refused before it is processed (a durable sink cannot take it), or undefined. */
-  refusal(): string | undefined {
+  /** Why a new hook (of `session`, when known) must be refused before it is processed (a durable sink cannot take it), or undefined. */
+  refusal(session?: string): string | undefined {
     for (const s of this.sinks) {
       if (!s.durable) continue;
-      const why = s.refusal?.();
+      const why = s.refusal?.(session);
       if (why) return `${s.name}: ${why}`;
     }
     return undefined;
   }
 
-  publish(events: readonly AepEvent[]): Promise<PublishOutcome> {
+  publish(events: readonly AepEvent[], opts?: WriteOptions): Promise<PublishOutcome> {
     if (events.length === 0) return Promise.resolve({ retained: 0, lost: 0 });
     const failed = (): WriteOutcome => ({ written: 0, retained: 0, lost: events.length, reason: 'sink failed' });
     const waits: Promise<WriteOutcome>[] = [];
     for (const sink of this.sinks) {
       try {
-        const r = sink.write(events);
+        const r = opts ? sink.write(events, opts) : sink.write(events);
         if (sink.durable && r) waits.push(r.catch(failed));
       } catch {
         this.sinkErrors++;

@@ -18,6 +18,21 @@ export interface WriteOutcome {
   readonly final?: Promise<{ readonly written: number; readonly lost: number }>;
 }
 
+/** How one hook's events are to be written (durable sinks read it; the others ignore it). */
+export interface WriteOptions {
+  /**
+   * The spool key the hook's transport will spool it under if it is answered
+   * 503 (`x-hermes-aep-spool-key`). Events whose write fails are then held
+   * and, once finally written, carry it as `hermesspool`, so the spool
+   * re-delivery is recognised as already written. Without one, events whose
+   * write fails are given up at once (counted): nothing can tell their
+   * re-delivery from a new hook, so holding them would write it twice.
+   */
+  readonly spoolKey?: string;
+  /** hold events whose write failed even without a key (the daemon's own events, spooled hooks): the default */
+  readonly hold?: boolean;
+}
+
 /** A consumer of the event stream. `write` never throws into the hook path. */
 export interface EventSink {
   readonly name: string;
@@ -28,12 +43,13 @@ export interface EventSink {
    */
   readonly durable?: boolean;
   /** Accept events and return at once; a durable sink returns when they will have settled. */
-  write(events: readonly AepEvent[]): void | Promise<WriteOutcome>;
+  write(events: readonly AepEvent[], opts?: WriteOptions): void | Promise<WriteOutcome>;
   /**
    * Durable sinks only: why a new hook cannot be taken now (queue full, the
    * disk failing), or undefined. A refused hook is not processed at all.
+   * `session`: the hook's session, refused alone when only its own file fails.
    */
-  refusal?(): string | undefined;
+  refusal?(session?: string): string | undefined;
   /** Set while the sink cannot do its job: `/healthz` turns `degraded`. */
   health?(): Degradation | undefined;
   /** Resolve once everything accepted so far is durable (or dropped and counted). */

@@ -1,5 +1,5 @@
 import type { HistoryFile } from './history-file.js';
-import type { Entry } from './pending-write.js';
+import { withSpoolKey, type Entry } from './pending-write.js';
 
 /** a hook whose lines failed this many writes is given up (dropped, counted) */
 export const MAX_ATTEMPTS = 5;
@@ -51,7 +51,8 @@ export class HistoryLedger {
     for (let i = 0; i < failed; i++) f.queue[i]!.attempts++;
     const keep: Entry[] = [];
     for (const e of f.queue) {
-      if (giveUp || e.attempts >= MAX_ATTEMPTS) {
+      // a hook that may not be held (no spool key: its re-delivery could not be told from a new hook) is given up at once
+      if (giveUp || e.attempts >= MAX_ATTEMPTS || (!e.answered && !e.hold)) {
         this.drop(e, reason);
         continue;
       }
@@ -59,6 +60,12 @@ export class HistoryLedger {
         e.answered = true;
         e.held = true;
         this.count.retained += e.lines;
+        // held: its lines will carry its spool key, so the transport's spooled copy is recognised once they land
+        if (e.key !== undefined) {
+          this.count.queuedBytes -= e.buf.length;
+          e.buf = withSpoolKey(e.buf, e.key);
+          this.count.queuedBytes += e.buf.length;
+        }
         e.hook.answer(e.lines, 'retained', reason);
       }
       keep.push(e);

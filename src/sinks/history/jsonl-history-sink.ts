@@ -4,10 +4,13 @@ import PQueue from 'p-queue';
 import type { AepEvent } from '../../aep/event.js';
 import { silentLogger } from '../../daemon/diagnostics.js';
 import { errorCode, HealthLatch, type Degradation } from '../health-latch.js';
-import type { EventSink, WriteOutcome } from '../sink.js';
+import type { EventSink, WriteOptions, WriteOutcome } from '../sink.js';
 import { HandlePool } from './handle-pool.js';
 import { cutBack, linesByFile, newHistoryFile, writeFully, type HistoryFile } from './history-file.js';
 import { HistoryLedger } from './history-ledger.js';
+import { DIRECTORY_WIDE, FailingFiles } from './failing-files.js';
+import { safeFileName } from '../safe-file-name.js';
+import type { Logger } from '../../daemon/diagnostics.js';
 import { HistorySync } from './history-sync.js';
 import { PendingWrite } from './pending-write.js';
 import { probeWrite, WriteProbe } from './write-probe.js';
@@ -39,6 +42,18 @@ export type { JsonlHistorySinkOptions } from './sink-options.js';
  * (`refusal`), reports itself degraded, and probes the directory until it takes
  * writes again. Bounded: at most `queueMax` lines and `maxBytes` bytes wait,
  * retained ones included; past either new hooks are refused, never buffered.
+ *
+ * A hook held after a failed write is answered 503 by the daemon (its
+ * transport spools it); its lines then carry its spool key (WriteOptions) so
+ * the spooled copy is recognised once they land. A hook without a key is not
+ * held: given up at once (counted), its re-delivery processed fresh.
+ *
+ * One session file that cannot be opened or written while the directory can
+ * (EACCES, EISDIR, ELOOP, ENOTDIR…, the directory probe decides) fails that
+ * session alone: its hooks are refused (`refusal(session)`), counted in
+ * `failing_files` and `file_refused`, and the file is retried with a backoff
+ * until it takes writes. Directory-wide errors (ENOSPC, EDQUOT, EROFS, EIO)
+ * refuse every session, as above.
  */
 export class JsonlHistorySink implements EventSink {
   /** the name `/healthz` lists it under */
@@ -58,8 +73,14 @@ export class JsonlHistorySink implements EventSink {
   private readonly latch: HealthLatch;
   private readonly probe: WriteProbe;
   private readonly openFn: typeof open;
+  private readonly probeMs: number;
   private errors = 0;
   private refused = 0;
+  /** hooks refused because their own session file fails */
+  private fileRefused = 0;
+  private readonly failing: FailingFiles;
+  private failingTimer: NodeJS.Timeout | undefined;
+  private readonly log: Logger;
   private groups = 0;
   private closed = false;
   /** shutting down: retained lines get one last attempt, then are dropped */
@@ -77,7 +98,10 @@ export class JsonlHistorySink implements EventSink {
     this.maxBytes = opts.maxBytes ?? 256 * 1024 * 1024;
     this.fsyncIntervalMs = opts.fsyncIntervalMs ?? 1_000;
     this.openFn = opts.open ?? open;
+    this.probeMs = opts.probeIntervalMs ?? PROBE_INTERVAL_MS;
     const log = opts.log ?? silentLogger;
+    this.log = log;
+    this.failing = new FailingFiles(opts.probeIntervalMs ?? PROBE_INTERVAL_MS);
     this.latch = new HealthLatch(opts.latch?.sink ?? 'log', log, {
       failing: opts.latch?.failing ?? 'the event log cannot be written: hooks are refused (503) until it can; /healthz is degraded',
       recovered: opts.latch?.recovered ?? 'the event log is writable again',
@@ -98,12 +122,18 @@ export class JsonlHistorySink implements EventSink {
     }
   }
 
-  refusal(): string | undefined {
+  refusal(session?: string): string | undefined {
     let why: string | undefined;
     if (this.closed) why = 'closed';
     else if (this.latch.has('write')) why = this.latch.reason('write');
     else if (this.ledger.count.queued >= this.queueMax || this.ledger.count.queuedBytes >= this.maxBytes) why = 'queue full';
-    if (why) this.refused++;
+    if (why) {
+      this.refused++;
+      return why;
+    }
+    if (session === undefined || this.failing.size === 0) return undefined;
+    why = this.failing.reason(path.join(this.dir, `${safeFileName(session)}.jsonl`));
+    if (why) this.fileRefused++;
     return why;
   }
 
@@ -111,17 +141,19 @@ export class JsonlHistorySink implements EventSink {
     return this.latch.current();
   }
 
-  write(events: readonly AepEvent[]): Promise<WriteOutcome> {
+  write(events: readonly AepEvent[], opts?: WriteOptions): Promise<WriteOutcome> {
     if (events.length === 0) return Promise.resolve({ written: 0, retained: 0, lost: 0 });
     if (this.closed) {
       this.ledger.count.dropped += events.length;
       return Promise.resolve({ written: 0, retained: 0, lost: events.length, reason: 'closed' });
     }
-    return this.writeLines(linesByFile(this.dir, events));
+    return this.writeLines(linesByFile(this.dir, events), opts);
   }
 
   /** Lines (each ending in '\n') by file, every file inside this sink's directory; settles like `write`. */
-  writeLines(byFile: ReadonlyMap<string, readonly string[]>): Promise<WriteOutcome> {
+  writeLines(byFile: ReadonlyMap<string, readonly string[]>, opts: WriteOptions = {}): Promise<WriteOutcome> {
+    const key = opts.spoolKey;
+    const hold = key !== undefined || opts.hold !== false;
     return new Promise((resolve) => {
       const hook = new PendingWrite(byFile.size, byFile.size, resolve);
       for (const [file, lines] of byFile) {
@@ -132,22 +164,36 @@ export class JsonlHistorySink implements EventSink {
           hook.finish(lines.length, false);
           continue;
         }
-        const entry = { buf: Buffer.from(lines.join(''), 'utf8'), lines: lines.length, hook, attempts: 0, answered: false, held: false };
+        const entry = {
+          buf: Buffer.from(lines.join(''), 'utf8'),
+          lines: lines.length,
+          hook,
+          attempts: 0,
+          answered: false,
+          held: false,
+          hold,
+          ...(key !== undefined ? { key } : {}),
+        };
         this.ledger.queue(entry);
         let f = this.files.get(file);
         if (!f) this.files.set(file, (f = newHistoryFile(file)));
         this.handles.touch(f);
         f.queue.push(entry);
         // a file parked behind retained lines (a caller that ignored `refusal`): held with them
-        if (!f.pumping && this.parked(f)) this.ledger.retain(f, 0, this.latch.reason('write') ?? 'write failed', this.stopping);
+        if (!f.pumping && this.parked(f)) this.ledger.retain(f, 0, this.parkedReason(f), this.stopping);
         else this.kick(f);
       }
     });
   }
 
-  /** Whether `f` waits for the probe: its first lines failed, and writes still fail. */
+  /** Whether `f` waits: its first lines failed, and writes still fail (the directory, or this file until its retry is due). */
   private parked(f: HistoryFile): boolean {
-    return f.queue.length > 0 && f.queue[0]!.attempts > 0 && this.latch.has('write') && !this.stopping;
+    if (f.queue.length === 0 || this.stopping) return false;
+    return (f.queue[0]!.attempts > 0 && this.latch.has('write')) || this.failing.waiting(f.path);
+  }
+
+  private parkedReason(f: HistoryFile): string {
+    return this.latch.reason('write') ?? this.failing.reason(f.path) ?? 'write failed';
   }
 
   /** The history takes writes again: retained lines go first, file by file, in their order. */
@@ -163,7 +209,7 @@ export class JsonlHistorySink implements EventSink {
   }
 
   private forgetIfIdle(f: HistoryFile): void {
-    if (!f.handle && !f.pumping && f.queue.length === 0) this.files.delete(f.path);
+    if (!f.handle && !f.pumping && f.queue.length === 0 && !this.failing.has(f.path)) this.files.delete(f.path);
   }
 
   /** The one write loop of a file: each turn writes everything queued meanwhile, in one call. */
@@ -172,7 +218,7 @@ export class JsonlHistorySink implements EventSink {
       while (f.queue.length > 0) {
         // lines that failed wait for the probe to find the history dir writable again; what queued behind them is held too
         if (this.parked(f)) {
-          this.ledger.retain(f, 0, this.latch.reason('write') ?? 'write failed', this.stopping);
+          this.ledger.retain(f, 0, this.parkedReason(f), this.stopping);
           break;
         }
         // a handle evicted while this loop used it: closed between groups, reopened as the newest
@@ -181,10 +227,11 @@ export class JsonlHistorySink implements EventSink {
           try {
             await this.handles.acquire(f);
           } catch (err) {
-            this.failed('open', err);
+            await this.failedFile(f, 'open', err);
             this.ledger.retain(f, f.queue.length, `open failed: ${errorCode(err)}`, this.stopping);
             continue;
           }
+          if (this.failing.recover(f.path)) this.fileRecovered();
         }
         let bytes = 0;
         let n = 0;
@@ -206,7 +253,7 @@ export class JsonlHistorySink implements EventSink {
     const { written, error } = await writeFully(handle, buf);
     let ok = n;
     if (error) {
-      this.failed('write', error);
+      await this.failedFile(f, 'write', error);
       // keep the whole hooks that landed; cut the rest, so the file ends in a complete line
       let keep = 0;
       ok = 0;
@@ -221,12 +268,86 @@ export class JsonlHistorySink implements EventSink {
     } else {
       this.groups++;
       f.size = start + buf.length;
+      if (this.failing.recover(f.path)) this.fileRecovered();
     }
     if (ok > 0) f.sync.gen++;
     // AEP_FSYNC_INTERVAL_MS=0: the group reaches the disk before any of its hooks is answered
     if (ok > 0 && this.fsyncIntervalMs === 0) await this.sync.file(f);
     for (const e of f.queue.splice(0, ok)) this.ledger.landed(e);
     if (error) this.ledger.retain(f, n - ok, `write failed: ${errorCode(error)}`, this.stopping);
+  }
+
+  /**
+   * A session file's open or write failed. Directory-wide errors fail the
+   * whole sink; any other is that file's alone if the directory still takes
+   * a probe write (and fewer than MAX_FAILING_FILES fail): only its session
+   * is refused, and it is retried with a backoff.
+   */
+  private async failedFile(f: HistoryFile, kind: 'open' | 'write', err: unknown): Promise<void> {
+    const code = errorCode(err);
+    if (!DIRECTORY_WIDE.has(code) && !this.latch.has('write') && (this.failing.has(f.path) || !this.failing.full)) {
+      let dirOk = true;
+      try {
+        if (!this.failing.has(f.path)) await probeWrite(this.dir, this.openFn);
+      } catch {
+        dirOk = false;
+      }
+      if (dirOk) {
+        this.errors++;
+        this.lastError = code;
+        if (this.failing.fail(f.path, err))
+          this.log.warn('a session log file cannot be written: that session is refused (503, spooled) and retried; the others flow', {
+            reason: `${kind} failed: ${code}`,
+            failing_files: this.failing.size,
+          });
+        this.retryFailing();
+        return;
+      }
+    }
+    this.failed(kind, err);
+  }
+
+  private fileRecovered(): void {
+    this.log.info('a session log file is writable again', { failing_files: this.failing.size });
+    if (this.failing.size === 0 && this.failingTimer) {
+      clearInterval(this.failingTimer);
+      this.failingTimer = undefined;
+    }
+  }
+
+  /** While session files fail: every probe interval, the ones whose retry is due are tried again. */
+  private retryFailing(): void {
+    if (this.failingTimer || this.closed) return;
+    this.failingTimer = setInterval(() => {
+      if (this.failing.size === 0 || this.closed) {
+        clearInterval(this.failingTimer);
+        this.failingTimer = undefined;
+        return;
+      }
+      for (const p of this.failing.due()) {
+        let f = this.files.get(p);
+        if (!f) this.files.set(p, (f = newHistoryFile(p)));
+        if (f.pumping) continue;
+        if (f.queue.length > 0) this.kick(f);
+        else void this.reopen(f);
+      }
+    }, this.probeMs);
+    this.failingTimer.unref();
+  }
+
+  /** A failing file with nothing waiting: does it open now? */
+  private async reopen(f: HistoryFile): Promise<void> {
+    f.pumping = true;
+    try {
+      if (!f.handle) await this.handles.acquire(f);
+      if (this.failing.recover(f.path)) this.fileRecovered();
+    } catch (err) {
+      this.failing.fail(f.path, err);
+    } finally {
+      f.pumping = false;
+      if (f.queue.length > 0) this.kick(f);
+      else this.forgetIfIdle(f);
+    }
   }
 
   private failed(kind: 'open' | 'write' | 'fsync', err: unknown): void {
@@ -264,10 +385,19 @@ export class JsonlHistorySink implements EventSink {
     if (this.closed) return;
     // retained lines get one last attempt, whatever the probe last saw; what still fails is dropped and counted
     this.stopping = true;
+    const dropped = this.ledger.count.dropped;
     this.resume();
     await this.flush();
     this.closed = true;
+    const lost = this.ledger.count.dropped - dropped;
+    // named, once: what was held and could not be written even at the last attempt (hooks answered 503 stay in the spool)
+    if (lost > 0)
+      this.log.error('the event log could not be written before shutdown: held events dropped (their hooks were answered 503 and spooled)', {
+        sink: this.latch.sink,
+        dropped_events: lost,
+      });
     if (this.syncTimer) clearInterval(this.syncTimer);
+    if (this.failingTimer) clearInterval(this.failingTimer);
     this.probe.stop();
     this.latch.close();
     const files = [...this.files.values()];
@@ -285,6 +415,8 @@ export class JsonlHistorySink implements EventSink {
       dropped: l.dropped,
       errors: this.errors,
       refused: this.refused,
+      failing_files: this.failing.size,
+      file_refused: this.fileRefused,
       groups: this.groups,
       fsyncs: this.sync.fsyncs,
       fsync_interval_ms: this.fsyncIntervalMs,

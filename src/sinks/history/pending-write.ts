@@ -51,7 +51,12 @@ export class PendingWrite {
 
 /** One hook's lines for one file: written whole or not at all. */
 export interface Entry {
-  readonly buf: Buffer;
+  /** its lines; re-encoded with the hook's spool key when first held */
+  buf: Buffer;
+  /** the hook's spool key (`x-hermes-aep-spool-key`), if its transport sent one */
+  readonly key?: string;
+  /** whether it may be held after a failed write (else it is given up at once: see WriteOptions) */
+  readonly hold: boolean;
   readonly lines: number;
   readonly hook: PendingWrite;
   /** failed writes so far */
@@ -60,4 +65,28 @@ export interface Entry {
   answered: boolean;
   /** answered `retained`: counted in `retained` until written or dropped */
   held: boolean;
+}
+
+const CLOSE = 0x7d; // '}'
+const NL = 0x0a;
+
+/**
+ * Each line (a JSON object ending in `}\n`) with `"hermesspool":"<key>"` added
+ * as its last member: the field spooled hooks' events carry, by which a
+ * restart (main.ts `seen`) and the live spool ingest recognise a spool file
+ * whose events are already written. The key is a spool file name's stem
+ * (digits, `-`, lower-case letters), so it needs no escaping.
+ */
+export function withSpoolKey(buf: Buffer, key: string): Buffer {
+  const field = Buffer.from(`,"hermesspool":${JSON.stringify(key)}}\n`, 'utf8');
+  const parts: Buffer[] = [];
+  let start = 0;
+  for (let nl = buf.indexOf(NL); nl >= 0; nl = buf.indexOf(NL, start)) {
+    // a line that is not an object is left as it is (never produced by eventLine)
+    if (nl > start && buf[nl - 1] === CLOSE) parts.push(buf.subarray(start, nl - 1), field);
+    else parts.push(buf.subarray(start, nl + 1));
+    start = nl + 1;
+  }
+  if (start < buf.length) parts.push(buf.subarray(start));
+  return Buffer.concat(parts);
 }

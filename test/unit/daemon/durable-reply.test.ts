@@ -58,7 +58,7 @@ describe('the hook reply waits for the durable sinks, and /healthz tells when on
     expect(r.body).toBe('{}');
   });
 
-  it('a write that failed is still answered 200 (retained or lost, counted), never an error', async () => {
+  it('a write that failed is answered 503 (retained or lost, counted), never 200: a crash could lose it, so the transport spools it', async () => {
     const gate = new GateSink();
     const d = daemon(gate);
     const a = d.app.inject({ method: 'POST', url: '/hook', payload: envelope('c1'), headers: { 'content-type': 'application/json' } });
@@ -66,7 +66,8 @@ describe('the hook reply waits for the durable sinks, and /healthz tells when on
     while (gate.pending.length < 2) await new Promise((r) => setImmediate(r));
     gate.pending[0]!.settle({ written: 0, retained: 1, lost: 0, reason: 'write failed: ENOSPC', final: Promise.resolve({ written: 1, lost: 0 }) });
     gate.pending[1]!.settle({ written: 0, retained: 0, lost: 1, reason: 'write failed: EIO' });
-    expect([(await a).statusCode, (await b).statusCode]).toEqual([200, 200]);
+    expect([(await a).statusCode, (await b).statusCode]).toEqual([503, 503]);
+    expect((await a).json()).toMatchObject({ error: 'unavailable', reason: 'write failed: ENOSPC' });
     const h = (await d.app.inject({ method: 'GET', url: '/healthz' })).json();
     expect(h).toMatchObject({ hooks: 2, hooks_retained: 1, hooks_lost: 1, hooks_refused: 0 });
   });

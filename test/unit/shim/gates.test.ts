@@ -23,6 +23,9 @@ const CONTEXT = '{"context":"look at the tests first"}';
 
 /** What the peer got for one request: the head lines and the body. */
 type Got = { lines: string[]; body: string };
+/** every request names the key the shim would spool it under (x-hermes-aep-spool-key): kept apart from the head compared below */
+const SPOOL_KEY_LINE = /^x-hermes-aep-spool-key: /i;
+const spoolKeys: (string | undefined)[] = [];
 let answer: (sock: Socket) => void = (s) => reply(s, '{}');
 const got: Got[] = [];
 const open = new Set<Socket>();
@@ -43,10 +46,13 @@ beforeAll(async () => {
       buf = Buffer.concat([buf, c]);
       const end = buf.indexOf('\r\n\r\n');
       if (end < 0) return;
-      const lines = buf.toString('latin1', 0, end).split('\r\n');
+      const all = buf.toString('latin1', 0, end).split('\r\n');
+      const lines = all.filter((l) => !SPOOL_KEY_LINE.test(l));
+      const spoolKey = all.find((l) => SPOOL_KEY_LINE.test(l))?.replace(SPOOL_KEY_LINE, '');
       const length = Number(/^content-length: (\d+)$/im.exec(lines.join('\n'))?.[1] ?? 0);
       if (buf.length < end + 4 + length) return;
       got.push({ lines, body: buf.toString('utf8', end + 4) });
+      spoolKeys.push(spoolKey);
       buf = Buffer.alloc(0);
       answer(sock);
     });
@@ -86,6 +92,7 @@ describe('the request: the hold header, only for a pre_tool_call under the contr
         'Connection: close',
       ]);
       expect(got[0]!.body).toBe(envelope(hook!));
+      expect(spoolKeys.at(-1)).toMatch(/^\d{15}-\d{20}-\d{1,10}-[a-z0-9]{0,16}$/);
       got.length = 0;
     }
   });

@@ -143,6 +143,7 @@ export function createHookApp(o: HookAppOptions): HookApp {
       sinks: bus.stats(),
       ...(recorder ? { recorder: { recorded: recorder.recorded, dropped: recorder.dropped } } : {}),
       ...(spool ? { spool: spool.stats() } : {}),
+      ...(control ? { control_target: control.target.stats() } : {}),
     }),
   });
   if (spool) {

@@ -147,6 +147,8 @@ export class HookPipeline {
       if (this.o.stamp) events = this.o.stamp.process(events);
       events = events.map((e) => Object.freeze(e));
     } catch (err) {
+      // a hold reserved by the control step is not made: its slot goes back under the cap
+      if (plan?.kind === 'hold') plan.slot.release();
       this.failed++;
       this.o.log?.error('hook could not be mapped; answered and counted', { error: (err as Error).name });
       return Promise.resolve({ status: 'recorded', events: [] });

@@ -16,6 +16,7 @@ import { readGateAnswer, type GateDecision } from './gate-answer.js';
 import { isGateCard } from './gate-card.js';
 import { InstructionQueue, type Instruction } from './instruction-queue.js';
 import { HoldSlots, type HoldSlot } from './hold-slots.js';
+import { CommandBudget } from './command-budget.js';
 
 export const RESPOND = 'control.attention.respond';
 export const INSTRUCT = 'x.hermes.control.instruct';
@@ -33,6 +34,7 @@ const NOT_ATTACHED: ControlEmitter = {
   refusal: () => 'starting',
   emit: () => ({ refused: 'starting' }),
   republish: () => undefined,
+  announce: () => [],
 };
 
 /** One held `pre_tool_call`: its card, and how its hook is answered. */
@@ -72,6 +74,7 @@ export class ControlTarget {
   private readonly ledger = new AckLedger();
   private readonly held = new Map<string, Held>();
   private readonly slots: HoldSlots;
+  private readonly budget = new CommandBudget();
   private readonly closed = new LRUCache<string, true>({ max: MAX_CLOSED_CARDS });
   /** restore only: gate cards of earlier epochs whose outcome the history does not hold (yet) */
   private readonly orphans = new Map<string, { session: string; run: string | undefined; epoch: number }>();
@@ -83,6 +86,8 @@ export class ControlTarget {
     accepted: 0,
     rejected: 0,
     refused_by_history: 0,
+    /** commands past the flood budget (command-budget.ts): nacked `busy` on the stream, nothing written */
+    commands_busy: 0,
     held: 0,
     not_held_full: 0,
     answered: 0,
@@ -217,6 +222,7 @@ export class ControlTarget {
       this.counts.refused_by_history++;
       return;
     }
+    if (!this.budget.take(session, this.clock())) return this.busy(w, session);
     this.ledger.begin(w);
     const decided = this.decide(w, session);
     const items: ControlItem[] =
@@ -238,6 +244,23 @@ export class ControlTarget {
       const release = decided.release;
       void out.written.then(() => release());
     }
+  }
+
+  /**
+   * A command past the flood budget: its one decision is a `busy` nack
+   * (AEP-0004 §3), recorded for redelivery like any ack, but published to the
+   * stream and the relay only. Neither it nor the command is written to the
+   * history (a legal seq gap there, AEP-0001 §7.2), so a flood's history
+   * growth is the budget's. After a restart the command is forgotten: its
+   * redelivery is then a new command (§3).
+   */
+  private busy(w: WireEvent, session: string): void {
+    const [ack] = this.emitter.announce(session, [
+      { event: { type: 'control.rejected', data: this.nack('busy', 'too many commands for this session or this daemon now; send later') }, cause: w.id },
+    ]);
+    if (!ack) return;
+    this.ledger.record(w, wireFromOwn(ack));
+    this.counts.commands_busy++;
   }
 
   /** the command as this session's history keeps it: as received, or down-leveled to the capture level its type is kept at */

@@ -10,6 +10,7 @@ import type { RequestGuard } from '../../src/transport/request-guard.js';
 import { JSON_WORKER } from './paths.js';
 import { ControlTarget } from '../../src/control/control-target.js';
 import type { ControlSettings } from '../../src/control/control-types.js';
+import type { WireEvent } from '../../src/stream/wire.js';
 
 /** A sink that keeps what it is given: a real, small implementation for tests. */
 export class MemorySink implements EventSink {
@@ -39,6 +40,10 @@ export function inProcessDaemon(
     control?: ControlSettings;
     /** the control target's hold cap, when a test wants a small one */
     maxHeld?: number;
+    /** the control target's clock (ms since the epoch) */
+    controlClock?: () => number;
+    /** hears what the control target publishes to the stream only (a recorded ack again, a flood's nack) */
+    republish?: (w: WireEvent) => void;
   } = {},
 ) {
   const policy = opts.policy ?? defaultPolicy({ home: '/home/dev' });
@@ -47,7 +52,13 @@ export function inProcessDaemon(
   const memory = new MemorySink();
   const log = opts.log ?? silentLogger;
   const control = opts.control
-    ? new ControlTarget({ settings: opts.control, policy, log, ...(opts.maxHeld !== undefined ? { maxHeld: opts.maxHeld } : {}) })
+    ? new ControlTarget({
+        settings: opts.control,
+        policy,
+        log,
+        ...(opts.maxHeld !== undefined ? { maxHeld: opts.maxHeld } : {}),
+        ...(opts.controlClock ? { clock: opts.controlClock } : {}),
+      })
     : undefined;
   const { app, bus, pipeline, drift } = createHookApp({
     policy,
@@ -56,7 +67,7 @@ export function inProcessDaemon(
     // the memory sink first: the events are frozen and stamped before the bus, so it sees what every sink sees
     sinks: [memory, ...(opts.sinks ?? [])],
     log,
-    ...(control && opts.control ? { control: { target: control, settings: opts.control, republish: () => undefined } } : {}),
+    ...(control && opts.control ? { control: { target: control, settings: opts.control, republish: opts.republish ?? (() => undefined) } } : {}),
     maxBodyBytes: opts.maxBodyBytes ?? 64 * 1024 * 1024,
     ...(opts.maxBodyNodes !== undefined ? { maxBodyNodes: opts.maxBodyNodes } : {}),
     ...(opts.guard ? { guard: opts.guard } : {}),

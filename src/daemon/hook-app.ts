@@ -96,9 +96,10 @@ export function createHookApp(o: HookAppOptions): HookApp {
     refusal: () => pipeline.refusal(),
     emit: (session, items, command) => pipeline.emitControl(session, items, command),
     republish: control.republish,
-    // a flood's busy nacks: stamped like any ack, then to the stream and the relay only (never the history)
+    // a flood's busy nacks: stamped like any ack, then to the stream and the relay only (never the history, nor
+    // the OTel mirror: a flood would otherwise cost spans there)
     announce: (session, items) => {
-      const events = pipeline.stampControl(session, items) ?? [];
+      const events = pipeline.stampControl(session, items, false) ?? [];
       // after the events stamped before them reached the stream: a session's seqs never go back there
       if (events.length > 0) pipeline.afterPublished(() => events.forEach((e) => control.republish(wireFromOwn(e))));
       return events;

@@ -176,13 +176,13 @@ export class HookPipeline {
 
   /**
    * A control target's events stamped into one own session (seqs taken, the
-   * span context stage applied, frozen), not published: undefined when they
-   * could not be stamped (counted in `hooks_failed`).
+   * span context stage applied unless `mirrored` is false, frozen), not
+   * published: undefined when they could not be stamped (counted in `hooks_failed`).
    */
-  stampControl(session: string, items: readonly ControlItem[]): readonly AepEvent[] | undefined {
+  stampControl(session: string, items: readonly ControlItem[], mirrored = true): readonly AepEvent[] | undefined {
     try {
       let events: readonly AepEvent[] = this.o.identity.emitControl(session, items, this.clock());
-      if (this.o.stamp) events = this.o.stamp.process(events);
+      if (this.o.stamp && mirrored) events = this.o.stamp.process(events);
       return events.map((e) => Object.freeze(e));
     } catch (err) {
       this.failed++;

@@ -44,6 +44,8 @@ export function inProcessDaemon(
     controlClock?: () => number;
     /** hears what the control target publishes to the stream only (a recorded ack again, a flood's nack) */
     republish?: (w: WireEvent) => void;
+    /** hears each hook's (and control target's) events once their durable write settled, as the stream hub does */
+    settled?: (events: readonly AepEvent[]) => void;
   } = {},
 ) {
   const policy = opts.policy ?? defaultPolicy({ home: '/home/dev' });
@@ -67,6 +69,7 @@ export function inProcessDaemon(
     // the memory sink first: the events are frozen and stamped before the bus, so it sees what every sink sees
     sinks: [memory, ...(opts.sinks ?? [])],
     log,
+    ...(opts.settled ? { settled: opts.settled } : {}),
     ...(control && opts.control ? { control: { target: control, settings: opts.control, republish: opts.republish ?? (() => undefined) } } : {}),
     maxBodyBytes: opts.maxBodyBytes ?? 64 * 1024 * 1024,
     ...(opts.maxBodyNodes !== undefined ? { maxBodyNodes: opts.maxBodyNodes } : {}),

@@ -4,6 +4,26 @@ import { wireOf, type WireEvent } from '../../../src/stream/wire.js';
 import type { ControlSettings } from '../../../src/control/control-types.js';
 import { COMMAND_BURST, COMMAND_RATE_PER_S, GLOBAL_COMMAND_BURST } from '../../../src/control/command-budget.js';
 import { inProcessDaemon } from '../../support/in-process-daemon.js';
+import type { AepEvent } from '../../../src/aep/event.js';
+import type { EventSink, WriteOutcome } from '../../../src/sinks/sink.js';
+
+/** A durable sink whose writes settle when the test says (as the history's group commit settles a batch later). */
+class DeferredSink implements EventSink {
+  readonly name = 'deferred';
+  readonly durable = true;
+  readonly pending: (() => void)[] = [];
+  write(events: readonly AepEvent[]): Promise<WriteOutcome> {
+    return new Promise((settle) => this.pending.push(() => settle({ written: events.length, retained: 0, lost: 0 })));
+  }
+  settleAll(): void {
+    for (const s of this.pending.splice(0)) s();
+  }
+  async flush() {}
+  async shutdown() {}
+  stats() {
+    return { pending: this.pending.length };
+  }
+}
 
 const INSTRUCT: ControlSettings = { gate: false, gateTools: /^$/, holdMs: 55_000, instruct: true };
 
@@ -87,5 +107,29 @@ describe('a command flood is bounded: past the budget a command is nacked busy, 
     await settle();
     expect(lines()).toBe(2 * GLOBAL_COMMAND_BURST);
     expect(busyOf(target)).toBe(sessions * 5 - GLOBAL_COMMAND_BURST);
+  });
+
+  it("a busy nack reaches the stream after the events stamped before it: the session's seqs never go back there", async () => {
+    const sink = new DeferredSink();
+    const stream: WireEvent[] = [];
+    const d = inProcessDaemon({
+      control: INSTRUCT,
+      controlClock: () => 0,
+      sinks: [sink],
+      settled: (events) => stream.push(...events.map((e) => wireOf(e as unknown as Record<string, unknown>, JSON.stringify(e), 'own'))),
+      republish: (w) => stream.push(w),
+    });
+    daemons.push(d);
+    for (let i = 0; i <= COMMAND_BURST; i++) d.control!.command(command('s-order'));
+    await new Promise((r) => setImmediate(r));
+    // the accepted commands' events wait on their write: the nack, stamped after them, waits too
+    expect(sink.pending.length).toBe(COMMAND_BURST);
+    expect(stream).toEqual([]);
+    sink.settleAll();
+    await new Promise((r) => setImmediate(r));
+    const seqs = stream.filter((w) => w.seq !== undefined).map((w) => w.seq!);
+    expect(seqs).toHaveLength(COMMAND_BURST + 1);
+    expect(seqs).toEqual([...seqs].sort((a, b) => a - b));
+    expect(stream.at(-1)).toMatchObject({ type: 'control.rejected' });
   });
 });

@@ -15,6 +15,8 @@ import { EMPTY_REPLY, type ControlEmitter, type ControlSettings, type HookReply 
 import { readGateAnswer, type GateDecision } from './gate-answer.js';
 import { isGateCard } from './gate-card.js';
 import { InstructionQueue, type Instruction } from './instruction-queue.js';
+import { HoldSlots, type HoldSlot } from './hold-slots.js';
+import { CommandBudget } from './command-budget.js';
 
 export const RESPOND = 'control.attention.respond';
 export const INSTRUCT = 'x.hermes.control.instruct';
@@ -22,7 +24,7 @@ export const INSTRUCT = 'x.hermes.control.instruct';
 export const DEFAULT_DENY_MESSAGE = 'Blocked by the operator (hermes-aep control gate).';
 /** Closed gate cards remembered, so a late answer is refused rather than called unknown. */
 const MAX_CLOSED_CARDS = 10_000;
-/** Gate cards held at once; past it a new call is not held (it proceeds at once, counted). */
+/** Gate cards held at once (slots reserved at the check); past it a new call is not held (it proceeds at once, counted `not_held_full`). */
 export const MAX_HELD = 1_000;
 
 const NOT_ADOPTED = new Set(['control.cancel', 'control.pause', 'control.resume']);
@@ -32,6 +34,7 @@ const NOT_ATTACHED: ControlEmitter = {
   refusal: () => 'starting',
   emit: () => ({ refused: 'starting' }),
   republish: () => undefined,
+  announce: () => [],
 };
 
 /** One held `pre_tool_call`: its card, and how its hook is answered. */
@@ -42,6 +45,8 @@ interface Held {
   readonly raisedAt: number;
   readonly timer: NodeJS.Timeout;
   readonly release: (reply: HookReply) => void;
+  /** its place under the hold cap, given back when the card resolves */
+  readonly slot: HoldSlot;
 }
 
 export interface ControlTargetOptions {
@@ -51,6 +56,8 @@ export interface ControlTargetOptions {
   readonly emitter?: ControlEmitter;
   readonly clock?: () => number;
   readonly log: Logger;
+  /** the hold cap (MAX_HELD unless a test sets a smaller one) */
+  readonly maxHeld?: number;
 }
 
 /**
@@ -66,6 +73,8 @@ export class ControlTarget {
   readonly queue = new InstructionQueue();
   private readonly ledger = new AckLedger();
   private readonly held = new Map<string, Held>();
+  private readonly slots: HoldSlots;
+  private readonly budget = new CommandBudget();
   private readonly closed = new LRUCache<string, true>({ max: MAX_CLOSED_CARDS });
   /** restore only: gate cards of earlier epochs whose outcome the history does not hold (yet) */
   private readonly orphans = new Map<string, { session: string; run: string | undefined; epoch: number }>();
@@ -77,6 +86,8 @@ export class ControlTarget {
     accepted: 0,
     rejected: 0,
     refused_by_history: 0,
+    /** commands past the flood budget (command-budget.ts): nacked `busy` on the stream, nothing written */
+    commands_busy: 0,
     held: 0,
     not_held_full: 0,
     answered: 0,
@@ -88,6 +99,7 @@ export class ControlTarget {
 
   constructor(private readonly o: ControlTargetOptions) {
     this.clock = o.clock ?? Date.now;
+    this.slots = new HoldSlots(o.maxHeld ?? MAX_HELD);
     if (o.emitter) this.emitter = o.emitter;
   }
 
@@ -107,28 +119,43 @@ export class ControlTarget {
 
   /** whether a tool call is one the gate holds (the gate on, the name matching AEP_HERMES_GATE_TOOLS) */
   gates(toolName: string | undefined): boolean {
-    return this.o.settings.gate && toolName !== undefined && this.o.settings.gateTools.test(toolName) && this.held.size < MAX_HELD;
+    return this.o.settings.gate && toolName !== undefined && this.o.settings.gateTools.test(toolName);
+  }
+
+  /**
+   * A slot under the hold cap for one call about to be held, taken now (its
+   * card is raised and written before it is held): undefined when the cap is
+   * reached, counted `not_held_full`, and the call proceeds unheld.
+   */
+  reserveHold(): HoldSlot | undefined {
+    const slot = this.slots.reserve();
+    if (!slot) this.counts.not_held_full++;
+    return slot;
   }
 
   /**
    * Hold one gate card until it is answered, expires, or its hook goes away;
    * resolves with the hook's reply. `gone` settles when the hook's connection
-   * closed before the reply.
+   * closed before the reply. `slot` (from `reserveHold`) is the card's until it resolves.
    */
-  hold(card: AepEvent, holdMs: number, gone: Promise<unknown>): Promise<HookReply> {
-    if (!card.session) return Promise.resolve(EMPTY_REPLY);
+  hold(card: AepEvent, holdMs: number, gone: Promise<unknown>, slot: HoldSlot): Promise<HookReply> {
+    if (!card.session) {
+      slot.release();
+      return Promise.resolve(EMPTY_REPLY);
+    }
     const session = card.session;
     return new Promise<HookReply>((resolve) => {
       const timer = setTimeout(() => this.expire(card.id), holdMs);
       timer.unref();
-      this.held.set(card.id, { card, session, run: card.run, raisedAt: Date.parse(card.time), timer, release: resolve });
+      this.held.set(card.id, { card, session, run: card.run, raisedAt: Date.parse(card.time), timer, release: resolve, slot });
       this.counts.held++;
       void gone.then(() => this.dismiss(card.id));
     });
   }
 
-  /** A gate card that could not be held (its events not written): closed at once, its call proceeding. */
-  abandon(card: AepEvent): void {
+  /** A gate card that could not be held (its events not written): closed at once, its call proceeding, its slot given back. */
+  abandon(card: AepEvent, slot: HoldSlot): void {
+    slot.release();
     void this.closeCard(card.id, card.session, card.run, [{ type: 'attention.resolved', data: { resolution: 'dismissed' } }]);
     this.counts.dismissed++;
   }
@@ -158,6 +185,7 @@ export class ControlTarget {
     if (!h) return undefined;
     clearTimeout(h.timer);
     this.held.delete(cardId);
+    h.slot.release();
     this.closed.set(cardId, true);
     return h;
   }
@@ -194,6 +222,7 @@ export class ControlTarget {
       this.counts.refused_by_history++;
       return;
     }
+    if (!this.budget.take(session, this.clock())) return this.busy(w, session);
     this.ledger.begin(w);
     const decided = this.decide(w, session);
     const items: ControlItem[] =
@@ -215,6 +244,23 @@ export class ControlTarget {
       const release = decided.release;
       void out.written.then(() => release());
     }
+  }
+
+  /**
+   * A command past the flood budget: its one decision is a `busy` nack
+   * (AEP-0004 §3), recorded for redelivery like any ack, but published to the
+   * stream and the relay only. Neither it nor the command is written to the
+   * history (a legal seq gap there, AEP-0001 §7.2), so a flood's history
+   * growth is the budget's. After a restart the command is forgotten: its
+   * redelivery is then a new command (§3).
+   */
+  private busy(w: WireEvent, session: string): void {
+    const [ack] = this.emitter.announce(session, [
+      { event: { type: 'control.rejected', data: this.nack('busy', 'too many commands for this session or this daemon now; send later') }, cause: w.id },
+    ]);
+    if (!ack) return;
+    this.ledger.record(w, wireFromOwn(ack));
+    this.counts.commands_busy++;
   }
 
   /** the command as this session's history keeps it: as received, or down-leveled to the capture level its type is kept at */
@@ -345,6 +391,8 @@ export class ControlTarget {
       accepts: this.accepts(),
       hold_ms: this.o.settings.holdMs,
       pending_cards: this.held.size,
+      // calls checked against the hold cap whose card is still being written (held next, or not)
+      reserved_holds: this.slots.size - this.held.size,
       queued_instructions: this.queue.size,
       remembered_commands: this.ledger.size,
       ...this.counts,

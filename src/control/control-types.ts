@@ -36,4 +36,10 @@ export interface ControlEmitter {
   emit(session: string, items: readonly ControlItem[], command?: WireEvent): Emitted;
   /** publish an already-written event again (a recorded ack, AEP-0004 §3): to the stream and the relay, not the history */
   republish(w: WireEvent): void;
+  /**
+   * Stamp `items` into `session` (their seqs taken) and publish them to the
+   * stream and the relay only, never the history: a flood's `busy` nacks.
+   * Empty when they could not be stamped.
+   */
+  announce(session: string, items: readonly ControlItem[]): readonly AepEvent[];
 }

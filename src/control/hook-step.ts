@@ -4,6 +4,7 @@ import type { HookEnvelope } from '../hermes/envelope.js';
 import type { ControlTarget } from './control-target.js';
 import type { ControlSettings } from './control-types.js';
 import { gateCard } from './gate-card.js';
+import type { HoldSlot } from './hold-slots.js';
 
 /** Request headers a hook transport sends to say what it will do with a reply (the shim, the plugin). */
 export const HOLD_HEADER = 'x-hermes-aep-hold-ms';
@@ -22,7 +23,7 @@ export interface LiveHook {
 }
 
 /** How the hook's reply is made once its events are written. */
-export type ReplyPlan = { readonly kind: 'hold'; readonly holdMs: number } | { readonly kind: 'context'; readonly context: string };
+export type ReplyPlan = { readonly kind: 'hold'; readonly holdMs: number; readonly slot: HoldSlot } | { readonly kind: 'context'; readonly context: string };
 
 export interface StepResult {
   readonly mapped: MappedHook;
@@ -61,7 +62,10 @@ export function controlStep(
     const at = events.findIndex((e) => e.type === 'tool.requested');
     if (holdMs >= MIN_HOLD_MS && at >= 0) {
       const card = gateCard(env.tool_name ?? '', policy, new Date(now.getTime() + holdMs));
-      return { mapped: { keys: mapped.keys, events: [...events.slice(0, at + 1), card, ...events.slice(at + 1)] }, plan: { kind: 'hold', holdMs } };
+      // the cap's slot is taken here, in the same turn as the check: calls mapped while others' cards are written cannot all pass
+      const slot = target.reserveHold();
+      if (!slot) return { mapped };
+      return { mapped: { keys: mapped.keys, events: [...events.slice(0, at + 1), card, ...events.slice(at + 1)] }, plan: { kind: 'hold', holdMs, slot } };
     }
     return { mapped };
   }

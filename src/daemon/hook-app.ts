@@ -17,7 +17,7 @@ import { SpoolIngest } from './spool-ingest.js';
 import type { ControlTarget } from '../control/control-target.js';
 import type { ControlSettings } from '../control/control-types.js';
 import { controlStep } from '../control/hook-step.js';
-import type { WireEvent } from '../stream/wire.js';
+import { wireFromOwn, type WireEvent } from '../stream/wire.js';
 
 export interface HookAppOptions {
   readonly policy: CapturePolicy;
@@ -96,6 +96,14 @@ export function createHookApp(o: HookAppOptions): HookApp {
     refusal: () => pipeline.refusal(),
     emit: (session, items, command) => pipeline.emitControl(session, items, command),
     republish: control.republish,
+    // a flood's busy nacks: stamped like any ack, then to the stream and the relay only (never the history, nor
+    // the OTel mirror: a flood would otherwise cost spans there)
+    announce: (session, items) => {
+      const events = pipeline.stampControl(session, items, false) ?? [];
+      // after the events stamped before them reached the stream: a session's seqs never go back there
+      if (events.length > 0) pipeline.afterPublished(() => events.forEach((e) => control.republish(wireFromOwn(e))));
+      return events;
+    },
   });
   const recorder = o.recorder;
   const spoolOpts = o.spool;
@@ -145,6 +153,7 @@ export function createHookApp(o: HookAppOptions): HookApp {
       sinks: bus.stats(),
       ...(recorder ? { recorder: { recorded: recorder.recorded, dropped: recorder.dropped } } : {}),
       ...(spool ? { spool: spool.stats() } : {}),
+      ...(control ? { control_target: control.target.stats() } : {}),
     }),
   });
   if (spool) {

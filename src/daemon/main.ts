@@ -225,7 +225,6 @@ export async function startDaemon(
       epoch,
       uptime_s: Math.round((Date.now() - started) / 1000),
       control: config.control.gate,
-      control_target: control.stats(),
       capture: { ceiling: config.policy.ceiling, ...config.policy.categories },
       transport: { socket: config.socket ?? null, tcp: late.tcpUrl ?? null, ...transport.guard.stats(), plugin: dropReports.stats() },
       snapshot: snapshot.healthz(),

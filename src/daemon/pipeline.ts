@@ -110,6 +110,8 @@ export class HookPipeline {
   readonly retainedKeys = new RetainedKeys();
 
   private readonly clock: () => Date;
+  /** settles once everything published so far has settled (its `settled` listeners called) */
+  private tail: Promise<unknown> = Promise.resolve();
 
   constructor(private readonly o: PipelineOptions) {
     this.clock = o.clock ?? (() => new Date());
@@ -158,6 +160,8 @@ export class HookPipeline {
       if (this.o.stamp) events = this.o.stamp.process(events);
       events = events.map((e) => Object.freeze(e));
     } catch (err) {
+      // a hold reserved by the control step is not made: its slot goes back under the cap
+      if (plan?.kind === 'hold') plan.slot.release();
       this.failed++;
       this.o.log?.error('hook could not be mapped; answered and counted', { error: (err as Error).name });
       return Promise.resolve({ status: 'recorded', events: [] });
@@ -176,19 +180,28 @@ export class HookPipeline {
   emitControl(session: string, items: readonly ControlItem[], command?: WireEvent): Emitted {
     const refusal = this.o.bus.refusal();
     if (refusal) return { refused: refusal };
-    let events: readonly AepEvent[];
-    try {
-      events = this.o.identity.emitControl(session, items, this.clock());
-      if (this.o.stamp) events = this.o.stamp.process(events);
-      events = events.map((e) => Object.freeze(e));
-    } catch (err) {
-      this.failed++;
-      this.o.log?.error('control events could not be stamped; counted', { error: (err as Error).name });
-      return { events: [], written: Promise.resolve(false) };
-    }
+    const events = this.stampControl(session, items);
+    if (events === undefined) return { events: [], written: Promise.resolve(false) };
     const all = command ? [commandEvent(command), ...events] : events;
     const written = this.publish(all, undefined, 'control').then((o) => (o.status === 'retained' ? o.written : o.status === 'recorded'));
     return { events, written };
+  }
+
+  /**
+   * A control target's events stamped into one own session (seqs taken, the
+   * span context stage applied unless `mirrored` is false, frozen), not
+   * published: undefined when they could not be stamped (counted in `hooks_failed`).
+   */
+  stampControl(session: string, items: readonly ControlItem[], mirrored = true): readonly AepEvent[] | undefined {
+    try {
+      let events: readonly AepEvent[] = this.o.identity.emitControl(session, items, this.clock());
+      if (this.o.stamp && mirrored) events = this.o.stamp.process(events);
+      return events.map((e) => Object.freeze(e));
+    } catch (err) {
+      this.failed++;
+      this.o.log?.error('control events could not be stamped; counted', { error: (err as Error).name });
+      return undefined;
+    }
   }
 
   /** whether a durable sink refuses new events now (a code, never content) */
@@ -205,7 +218,7 @@ export class HookPipeline {
         events: events.map((e) => `${e.type}#${e.seq}`).join(','),
       });
     const p = plan ? { plan } : {};
-    return published.then((r): HookOutcome => {
+    const out = published.then((r): HookOutcome => {
       const reason = r.reason ?? 'not written';
       if (r.lost > 0) {
         this.lost++;
@@ -224,6 +237,20 @@ export class HookPipeline {
       this.settle(events);
       return { status: 'recorded', events, ...p };
     });
+    this.tail = out.then(
+      () => undefined,
+      () => undefined,
+    );
+    return out;
+  }
+
+  /**
+   * `fn` runs once everything published so far has settled: an event stamped
+   * now but published outside the bus (to the stream only) then follows the
+   * events stamped before it, so no consumer sees a session's seqs regress.
+   */
+  afterPublished(fn: () => void): void {
+    void this.tail.then(fn);
   }
 }
 

@@ -90,18 +90,26 @@ const REFUSALS: Readonly<Record<string, { status: number; error: string; message
  */
 async function replyOf(outcome: HookOutcome, control: ServerDeps['control'], reply: FastifyReply): Promise<HookReply> {
   const plan = outcome.plan;
-  if (!plan || outcome.status === 'refused') return EMPTY_REPLY;
-  if (plan.kind === 'context') return { context: plan.context };
+  if (!plan) return EMPTY_REPLY;
+  if (plan.kind === 'context') return outcome.status === 'refused' ? EMPTY_REPLY : { context: plan.context };
+  // every path below that does not hold gives the cap's slot back (release is idempotent)
+  if (outcome.status === 'refused') {
+    plan.slot.release();
+    return EMPTY_REPLY;
+  }
   // the gate's card is the hook's first card (inserted before any form card); at capture `none` its data is empty
   const card = outcome.events.find((e) => e.type === 'attention.requested');
-  if (!card || !control) return EMPTY_REPLY;
+  if (!card || !control) {
+    plan.slot.release();
+    return EMPTY_REPLY;
+  }
   if (outcome.status !== 'recorded') {
-    control.abandon(card);
+    control.abandon(card, plan.slot);
     return EMPTY_REPLY;
   }
   const res = reply.raw;
   const gone = new Promise<void>((resolve) => res.once('close', () => !res.writableFinished && resolve()));
-  return control.hold(card, plan.holdMs, gone);
+  return control.hold(card, plan.holdMs, gone, plan.slot);
 }
 
 /**

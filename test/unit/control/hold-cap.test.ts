@@ -116,9 +116,12 @@ describe('the hold cap (MAX_HELD gate cards at once), under concurrent held hook
     const lostWrites = flood(d, cap, 'lost');
     await waitFor('the calls waiting on their write', () => (sink.pending.length === cap ? true : undefined), 60_000);
     expect(stats(d).reserved_holds).toBe(cap);
-    // the history loses their events: no card is held, each is closed at once and its call proceeds
+    // the history loses their events: no card is held, each is closed at once and answered 503 (never a hold):
+    // the transport answers Hermes {} (the call proceeds) and spools the hook for a later, exactly-once record
     sink.settleAll({ written: 0, retained: 0, lost: 1, reason: 'write failed: EIO' });
-    expect((await Promise.all(lostWrites.replies)).map((r) => r.body)).toEqual(['{}', '{}', '{}']);
+    const replies = await Promise.all(lostWrites.replies);
+    expect(replies.map((r) => r.statusCode)).toEqual([503, 503, 503]);
+    expect(replies.some((r) => r.body.includes('block'))).toBe(false);
     expect(stats(d)).toMatchObject({ pending_cards: 0, reserved_holds: 0, not_held_full: 0, dismissed: cap });
     const next = flood(d, cap + 1, 'next');
     await waitFor(

@@ -60,7 +60,10 @@ export function controlStep(
     const holdMs = Math.min(settings.holdMs, live.holdMs - HOLD_MARGIN_MS);
     const at = events.findIndex((e) => e.type === 'tool.requested');
     if (holdMs >= MIN_HOLD_MS && at >= 0) {
-      const card = gateCard(env.tool_name ?? '', policy, new Date(now.getTime() + holdMs));
+      // the name as the mapping carries it (identifiers through secret detection), never the raw envelope's
+      const requested = events[at]!;
+      const name = requested.type === 'tool.requested' ? requested.data.tool.name : '';
+      const card = gateCard(name, policy, new Date(now.getTime() + holdMs));
       return { mapped: { keys: mapped.keys, events: [...events.slice(0, at + 1), card, ...events.slice(at + 1)] }, plan: { kind: 'hold', holdMs } };
     }
     return { mapped };

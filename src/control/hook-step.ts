@@ -61,7 +61,10 @@ export function controlStep(
     const holdMs = Math.min(settings.holdMs, live.holdMs - HOLD_MARGIN_MS);
     const at = events.findIndex((e) => e.type === 'tool.requested');
     if (holdMs >= MIN_HOLD_MS && at >= 0) {
-      const card = gateCard(env.tool_name ?? '', policy, new Date(now.getTime() + holdMs));
+      // the name as the mapping carries it (identifiers through secret detection), never the raw envelope's
+      const requested = events[at]!;
+      const name = requested.type === 'tool.requested' ? requested.data.tool.name : '';
+      const card = gateCard(name, policy, new Date(now.getTime() + holdMs));
       // the cap's slot is taken here, in the same turn as the check: calls mapped while others' cards are written cannot all pass
       const slot = target.reserveHold();
       if (!slot) return { mapped };

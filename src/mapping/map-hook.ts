@@ -14,6 +14,7 @@ import type { HookMapper, MappedEvent } from './types.js';
 import type { KeyedEvent, MappedHook } from '../aep/mapped.js';
 import { hermesExtensions } from './extensions.js';
 import { hookKeys } from './hook-keys.js';
+import { withSafeIdentifiers } from './safe-identifiers.js';
 
 const preTool: HookMapper = (env, policy) => [...mapPreToolCall(env, policy), ...(env.tool_name === CLARIFY_TOOL ? mapClarifyRequest(env, policy) : [])];
 
@@ -46,20 +47,30 @@ const MAPPERS: Readonly<Record<string, HookMapper>> = {
 /** The Hermes hook names the mapping knows by name (the rest map through the fallback). */
 export const MAPPED_HOOKS: readonly string[] = Object.keys(MAPPERS);
 
+function mapSafe(safe: HookEnvelope, policy: CapturePolicy): MappedEvent[] {
+  const mapper = Object.hasOwn(MAPPERS, safe.hook_event_name) ? MAPPERS[safe.hook_event_name] : undefined;
+  return (mapper ?? mapUnknownHook)(safe, policy);
+}
+
 /**
  * The pure mapping: one Hermes hook envelope → the AEP events it means, at the
  * given capture policy. No I/O, no clock, no identity: the daemon stamps those.
+ * Identifier-shaped values go through secret detection first (safe-identifiers.ts).
  */
 export function mapHook(env: HookEnvelope, policy: CapturePolicy): MappedEvent[] {
-  const mapper = Object.hasOwn(MAPPERS, env.hook_event_name) ? MAPPERS[env.hook_event_name] : undefined;
-  return (mapper ?? mapUnknownHook)(env, policy);
+  return mapSafe(withSafeIdentifiers(env, policy.redact), policy);
 }
 
-/** One hook as identity takes it: its AEP-level keys, and its events with the extension attributes their envelope carries. */
+/**
+ * One hook as identity takes it: its AEP-level keys, and its events with the
+ * extension attributes their envelope carries; all three built from the
+ * envelope with its identifiers through secret detection, once.
+ */
 export function readHook(env: HookEnvelope, policy: CapturePolicy): MappedHook {
-  const events = mapHook(env, policy).map((m): KeyedEvent => {
-    const ext = hermesExtensions(env, m.type);
+  const safe = withSafeIdentifiers(env, policy.redact);
+  const events = mapSafe(safe, policy).map((m): KeyedEvent => {
+    const ext = hermesExtensions(safe, m.type);
     return ext ? { ...m, ext } : m;
   });
-  return { keys: hookKeys(env), events };
+  return { keys: hookKeys(safe), events };
 }

@@ -4,6 +4,7 @@ import type { ModelOutput, ModelToolCall } from '../aep/payloads.js';
 import { X_HERMES } from '../aep/lifecycle.js';
 import { fromHermesUsage } from '../usage/token-usage.js';
 import { redactText, redactValue } from '../capture/redact.js';
+import { safeIdentifier } from '../capture/identifier-secrets.js';
 import { levelFor } from '../capture/policy.js';
 import { compact } from './content.js';
 import { identifier as ident } from './extensions.js';
@@ -68,7 +69,14 @@ function gatedOutput(policy: CapturePolicy, x: Record<string, unknown>): { outpu
   if (level === 'full') return { output: out };
   const redacted = compact({
     content: out.content !== undefined ? redactText(out.content, policy.redact) : undefined,
-    tool_calls: out.tool_calls?.map((c) => compact({ ...c, arguments: c.arguments !== undefined ? redactValue(c.arguments, policy.redact) : undefined })),
+    // a call's id and name are identifiers: through secret detection like the envelope's (safe-identifiers.ts)
+    tool_calls: out.tool_calls?.map((c) =>
+      compact({
+        id: c.id !== undefined ? safeIdentifier(c.id, policy.redact) : undefined,
+        name: c.name !== undefined ? safeIdentifier(c.name, policy.redact) : undefined,
+        arguments: c.arguments !== undefined ? redactValue(c.arguments, policy.redact) : undefined,
+      }),
+    ),
   });
   return { output_redacted: redacted };
 }

@@ -216,7 +216,11 @@ export class SpoolIngest {
       failures = 0;
       if (!progressed) await sleep(5);
     }
-    if (this.active) this.spool.resetLedger();
+    if (this.active) {
+      this.spool.resetLedger();
+      // a full disk's drop markers, now that the disk took the spool's writes again
+      this.spool.foldDropMarks();
+    }
   }
 
   /**

@@ -281,13 +281,14 @@ function writeAll(fd: number, buf: Buffer): void {
  * Spool one hook the daemon could not take: `{stateDir}/spool/<key>.hook`, key = zero-padded arrival ms, monotonic ns, pid, random (lexical
  * order = arrival order), written as `.<key>.tmp` and renamed, so the daemon only ever sees whole files. Content: one JSON header line
  * (arrival, byte count), then the envelope bytes as Hermes wrote them. The cap is checked in O(1): the ledgers `in.files`/`in.kib` (appended
- * by shims) and `out.files`/`out.kib` (appended by the daemon) count by their SIZE; a hook over the cap is dropped and counted as one byte
- * appended to `dropped`. Never throws.
+ * by shims) and `out.files`/`out.kib` (appended by the daemon) count by their SIZE; a hook over the cap (or not written: a full
+ * disk) is dropped and counted as one byte appended to `dropped`, or, when not even that byte fits, an empty `dropped.<key>`. Never throws.
  */
 function spoolEnvelope(stateDir: string, body: Buffer, arrivalMs: number, arrivalNs: bigint): void {
   let dir = '';
   let tmp = '';
   let kib: number | undefined;
+  const key = `${String(arrivalMs).padStart(15, '0')}-${arrivalNs.toString().padStart(20, '0')}-${process.pid}-${Math.random().toString(36).slice(2, 10)}`;
   try {
     dir = `${stateDir}/spool`;
     const header = Buffer.from(`${JSON.stringify({ spool: 1, arrival: new Date(arrivalMs).toISOString(), arrival_ms: arrivalMs, bytes: body.length })}\n`);
@@ -296,8 +297,7 @@ function spoolEnvelope(stateDir: string, body: Buffer, arrivalMs: number, arriva
     const used = Math.max(0, sizeOf(`${dir}/in.kib`) - sizeOf(`${dir}/out.kib`));
     const maxFiles = limit(process.env.AEP_SPOOL_MAX_FILES, 100_000);
     const maxBytes = limit(process.env.AEP_SPOOL_MAX_BYTES, 256 * 1024 * 1024);
-    if (files + 1 > maxFiles || (used + kib) * 1024 > maxBytes) return countDrop(dir);
-    const key = `${String(arrivalMs).padStart(15, '0')}-${arrivalNs.toString().padStart(20, '0')}-${process.pid}-${Math.random().toString(36).slice(2, 10)}`;
+    if (files + 1 > maxFiles || (used + kib) * 1024 > maxBytes) return countDrop(dir, key);
     tmp = `${dir}/.${key}.tmp`;
     mkdirSync(dir, { recursive: true, mode: 0o700 });
     const fd = openSync(tmp, 'wx', 0o600);
@@ -310,7 +310,7 @@ function spoolEnvelope(stateDir: string, body: Buffer, arrivalMs: number, arriva
   } catch {
     // disk full, no permission: the hook is lost; count it if the disk still lets us
     if (tmp) orElse(() => unlinkSync(tmp), undefined);
-    if (dir) countDrop(dir);
+    if (dir) countDrop(dir, key);
     return;
   }
   try {
@@ -322,12 +322,21 @@ function spoolEnvelope(stateDir: string, body: Buffer, arrivalMs: number, arriva
   }
 }
 
-function countDrop(dir: string): void {
+/**
+ * Count one dropped hook: a byte appended to `dropped`. On a full disk that byte may find no room (a new file, or
+ * a page boundary), while an empty file still can be made (it takes no data block): `dropped.<key>`, one per hook,
+ * which the daemon counts with `dropped` and folds into it once it can write.
+ */
+function countDrop(dir: string, key: string): void {
   try {
     mkdirSync(dir, { recursive: true, mode: 0o700 });
     appendFileSync(`${dir}/dropped`, '.', { mode: 0o600 });
   } catch {
-    /* not even the count can be kept */
+    try {
+      closeSync(openSync(`${dir}/dropped.${key}`, 'wx', 0o600));
+    } catch {
+      /* not even the count can be kept */
+    }
   }
 }
 

@@ -210,9 +210,22 @@ def spool_key(arrival_ms, arrival_ns):
     return "%015d-%020d-%d-%s" % (arrival_ms, arrival_ns, os.getpid(), "".join(random.choices(string.ascii_lowercase + string.digits, k=8)))
 
 
+def _count_drop(d, key):
+    """A lost hook, counted as the shim counts it: a byte on `dropped`, else (a full disk) an empty `dropped.<key>`."""
+    try:
+        os.makedirs(d, 0o700, exist_ok=True)
+        _append(d + "/dropped", b".")
+    except OSError:
+        try:
+            os.close(os.open("%s/dropped.%s" % (d, key), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+        except OSError:
+            pass
+
+
 def spool(state_dir, body, arrival_ms, arrival_ns, key=None):
     """The shim's spoolEnvelope: `{state}/spool/<key>.hook` (header line + envelope), tmp + rename, capped by the ledgers."""
     d, tmp = state_dir + "/spool", None
+    key = key or spool_key(arrival_ms, arrival_ns)
     size = lambda name: os.path.getsize(d + "/" + name) if os.path.exists(d + "/" + name) else 0  # noqa: E731
     try:
         iso = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(arrival_ms // 1000)) + ".%03dZ" % (arrival_ms % 1000)
@@ -222,7 +235,6 @@ def spool(state_dir, body, arrival_ms, arrival_ns, key=None):
         full = max(0, size("in.files") - size("out.files")) + 1 > _env_number("AEP_SPOOL_MAX_FILES", 100000, lambda n: n >= 0 and n.is_integer())
         if full or (max(0, size("in.kib") - size("out.kib")) + kib) * 1024 > _env_number("AEP_SPOOL_MAX_BYTES", 268435456, lambda n: n >= 0 and n.is_integer()):
             raise OSError("spool full")
-        key = key or spool_key(arrival_ms, arrival_ns)
         os.makedirs(d, 0o700, exist_ok=True)
         tmp = "%s/.%s.tmp" % (d, key)
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
@@ -236,10 +248,9 @@ def spool(state_dir, body, arrival_ms, arrival_ns, key=None):
         try:
             if tmp:
                 os.unlink(tmp)
-            os.makedirs(d, 0o700, exist_ok=True)
-            _append(d + "/dropped", b".")  # lost: counted, as the shim counts it
         except OSError:
             pass
+        _count_drop(d, key)
         return
     try:  # after the rename: a crash before these lines only makes the cap a little lenient
         _append(d + "/in.files", b".")

@@ -5,7 +5,7 @@ import type { DaemonConfig } from '../config/config.js';
 import { ConfigError } from '../config/read-env.js';
 import { loadSettings, type Settings } from '../config/settings.js';
 import { createPricer } from '../usage/pricer.js';
-import { bumpEpoch } from '../identity/epoch-store.js';
+import { commitEpoch, HighestEpoch, readStoredEpoch } from '../identity/epoch-store.js';
 import { IdentityStage } from '../identity/identity-stage.js';
 import { EndedSessions } from '../identity/ended-sessions.js';
 import { JsonlHistorySink } from '../sinks/history/jsonl-history-sink.js';
@@ -97,13 +97,14 @@ export async function startDaemon(
 ): Promise<RunningDaemon> {
   // Before anything touches the state: a daemon already answering on this socket keeps it.
   const transport = await prepareTransport(config, log);
-  const epoch = await bumpEpoch(config.stateDir);
+  // the state dir's epoch (a corrupt file refuses the start here); the new one is settled once the history is read back
+  const storedEpoch = await readStoredEpoch(config.stateDir);
   const ended = new EndedSessions(config.stateDir);
   await ended.load();
   const ulid = monotonicFactory(bufferedPrng());
   const identity = new IdentityStage({
     ended,
-    epoch,
+    epoch: storedEpoch + 1,
     host: config.sourceHost,
     policy: config.policy,
     newId: () => ulid(),
@@ -141,7 +142,6 @@ export async function startDaemon(
     windowMs: config.replayWindowMs,
     intervalMs: config.snapshotIntervalMs,
     daemonVersion: VERSION,
-    epoch,
     identity,
     ...(mirror ? { mirror } : {}),
     drained: () => history.flush(),
@@ -158,6 +158,8 @@ export async function startDaemon(
   // known only once the hook app (its spool) and the listeners (the TCP URL) exist; read by closures made before
   const late: { spool?: SpoolIngest; pipeline?: HookPipeline; tcpUrl?: string } = {};
   const restored = snapshot.restore();
+  // the own events the stream's buffer rebuild reads back may reach further back than the restore's window
+  const historyEpochs = new HighestEpoch();
   for (const key of restored.spoolKeys) spooledSeen.add(key);
   const r = restored.replay;
   log.info('state rebuilt', {
@@ -198,9 +200,22 @@ export async function startDaemon(
         log,
         ownFiles: snapshot.listed,
         control,
+        readBack: (w) => historyEpochs.see(w.epoch),
       })
     : undefined;
   if (stream) log.info('stream buffer rebuilt', { ...stream.rebuilt });
+  // The epoch, before anything is emitted: past the state dir's AND every epoch the history read back shows,
+  // so a lost or replaced state dir never brings an old epoch (and its session:epoch:seq positions) back
+  historyEpochs.see(restored.highestEpoch);
+  const epochStart = await commitEpoch(config.stateDir, storedEpoch, historyEpochs.value);
+  if (epochStart.behind)
+    log.warn("the state dir's epoch was behind the history; the new epoch is past the history's", {
+      stored: epochStart.stored,
+      history: epochStart.history,
+      epoch: epochStart.epoch,
+    });
+  const epoch = epochStart.epoch;
+  identity.enterEpoch(epoch);
   // AEP_RELAY_URL: this daemon's own events, once durable, also go out to a relay as an emitter
   const relay = stream && config.relay ? relayLink(config, log, control, (s) => stream.hub.isOwnSession(s)) : undefined;
   if (relay) stream?.onOwn((ws) => relay.offer(ws));

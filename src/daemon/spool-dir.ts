@@ -1,8 +1,8 @@
-import { readdirSync, statSync, truncateSync } from 'node:fs';
+import { appendFileSync, readdirSync, statSync, truncateSync, unlinkSync } from 'node:fs';
 import { appendFile, mkdir, rename, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import type { Logger } from './diagnostics.js';
-import { HOOK_FILE, TMP_FILE } from './spool-format.js';
+import { DROP_MARK, HOOK_FILE, TMP_FILE } from './spool-format.js';
 
 /** A spool file on its way out, and its size (the ledgers count it). */
 export interface SpoolFile {
@@ -146,9 +146,40 @@ export class SpoolDir {
     }
   }
 
-  /** hooks the shims dropped (spool full, disk error): one byte each */
+  /** hooks the shims dropped (spool full, disk error): one byte each in `dropped`, plus one empty `dropped.<key>` each (a full disk) */
   dropped(): number {
-    return size(path.join(this.dir, 'dropped'));
+    return size(path.join(this.dir, 'dropped')) + this.dropMarks().length;
+  }
+
+  /**
+   * The `dropped.<key>` files a shim made when not even a byte could be appended to `dropped` (a full disk): folded
+   * into `dropped` (a byte each) and removed, so they do not pile up. Synchronous: no reading of the count sees a
+   * marker counted twice. A marker not removed after its byte was appended is counted twice (a crash right here).
+   */
+  foldDropMarks(): void {
+    const marks = this.dropMarks();
+    if (marks.length === 0) return;
+    try {
+      appendFileSync(path.join(this.dir, 'dropped'), Buffer.alloc(marks.length, 46), { mode: 0o600 });
+    } catch (err) {
+      this.fail('dropped-hook markers not folded', err);
+      return;
+    }
+    for (const m of marks) {
+      try {
+        unlinkSync(path.join(this.dir, m));
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'ENOENT') this.fail('dropped-hook marker not removed', err);
+      }
+    }
+  }
+
+  private dropMarks(): string[] {
+    try {
+      return readdirSync(this.dir).filter((f) => DROP_MARK.test(f));
+    } catch {
+      return [];
+    }
   }
 
   fail(msg: string, err: unknown): void {

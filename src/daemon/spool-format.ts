@@ -16,6 +16,8 @@ import { MAX_DEPTH } from './server.js';
  *                                   the cap's ledgers: each counts by its SIZE (one byte per file,
  *                                   one per KiB); shims append `in.*`, the daemon `out.*`
  *   {stateDir}/spool/dropped        one byte per hook a shim dropped (spool full, disk error)
+ *   {stateDir}/spool/dropped.<key>  an empty file per hook a shim dropped when not even that byte could be
+ *                                   appended (a full disk); counted with `dropped`, folded into it by the daemon
  *   {stateDir}/spool/rejected/      files that could not be ingested, moved aside (content-bearing)
  *
  * A `.hook` file is one JSON header line `{"spool":1,"arrival":ISO,"arrival_ms":n,"bytes":n}`,
@@ -23,6 +25,7 @@ import { MAX_DEPTH } from './server.js';
  */
 export const HOOK_FILE = /^(\d{15}-\d{20}-\d{1,10}-[a-z0-9]{0,16})\.hook$/;
 export const TMP_FILE = /^\.(\d{15}-\d{20}-\d{1,10}-[a-z0-9]{0,16})\.tmp$/;
+export const DROP_MARK = /^dropped\.\d{15}-\d{20}-\d{1,10}-[a-z0-9]{0,16}$/;
 export const HEADER_MAX = 512;
 
 /** the first line of a `.hook` file */

@@ -246,7 +246,11 @@ export class SpoolIngest {
       if (!progressed) await sleep(5);
     }
     this.failures = 0;
-    if (this.active) this.spool.resetLedger();
+    if (this.active) {
+      this.spool.resetLedger();
+      // a full disk's drop markers, now that the disk took the spool's writes again
+      this.spool.foldDropMarks();
+    }
   }
 
   /**

@@ -90,6 +90,8 @@ export interface StreamWiringOptions {
   readonly ownFiles?: readonly { readonly path: string; readonly mtimeMs: number; readonly size: number }[];
   /** the control target: declared in hello and discovery, sent own-session commands, fed the own events the rebuild reads back */
   readonly control?: OwnControlPort & { restore(w: WireEvent): void };
+  /** hears every own event the rebuild reads back (the daemon's epoch must be past theirs) */
+  readonly readBack?: (w: WireEvent) => void;
   readonly log: Logger;
 }
 
@@ -115,7 +117,11 @@ export async function wireStream(o: StreamWiringOptions): Promise<StreamWiring> 
     s,
     (ws) => {
       hub.publish(ws);
-      if (control) for (const w of ws) if (w.origin === 'own') control.restore(w);
+      for (const w of ws) {
+        if (w.origin !== 'own') continue;
+        control?.restore(w);
+        o.readBack?.(w);
+      }
     },
     o.ownFiles,
   );

@@ -8,6 +8,7 @@ import type { DormantLane } from './lane-state.js';
 import type { SessionLane } from './lanes.js';
 
 export interface IdentityOptions {
+  /** the epoch events are stamped with; the daemon settles the final one after the history is read back (enterEpoch) */
   readonly epoch: number;
   /** host part of the `source` URI */
   readonly host: string;
@@ -60,10 +61,27 @@ export class IdentityStage {
     suppressed: 0,
   };
   private readonly lanes: LaneTable;
+  private current: number;
   private readonly count = (what: Decision): void => void this.counters[what]++;
 
   constructor(private readonly opts: IdentityOptions) {
     this.lanes = new LaneTable(opts.maxSessions ?? 10_000, opts.ended, () => void this.counters.evictions++);
+    this.current = opts.epoch;
+  }
+
+  /** the epoch events are stamped with */
+  get epoch(): number {
+    return this.current;
+  }
+
+  /**
+   * Settle the epoch once the history is read back (it may show a higher one
+   * than the state dir's): before the first event, never after, so no two
+   * events of one process carry different epochs.
+   */
+  enterEpoch(epoch: number): void {
+    if (this.counters.events > 0 && epoch !== this.current) throw new Error('the epoch is settled: events were emitted in it');
+    this.current = epoch;
   }
 
   get activeSessions(): number {
@@ -78,7 +96,7 @@ export class IdentityStage {
   /** One hook's events, decided then applied one by one, in order. */
   process(hook: MappedHook, now: Date): AepEvent[] {
     const lane = this.lanes.use(this.sessionOf(hook.keys));
-    const ctx: DecideContext = { ...this.opts, now, count: this.count, closedWithoutCard: new Set() };
+    const ctx: DecideContext = { ...this.opts, epoch: this.current, now, count: this.count, closedWithoutCard: new Set() };
     const out: AepEvent[] = [];
     for (const m of hook.events) {
       const joins = m.joins ? { ...hook.keys, ...m.joins } : hook.keys;
@@ -101,7 +119,7 @@ export class IdentityStage {
    */
   emitControl(session: string, items: readonly ControlItem[], now: Date): AepEvent[] {
     const lane = this.lanes.use(session);
-    const ctx = { ...this.opts, now };
+    const ctx = { ...this.opts, epoch: this.current, now };
     const out: AepEvent[] = [];
     for (const item of items) {
       const cause = item.causedByPrevious ? out.at(-1)?.id : item.cause;

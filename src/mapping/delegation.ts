@@ -1,10 +1,11 @@
 import { code, extraOf, nonNegInt, str, type HookEnvelope } from '../hermes/envelope.js';
 import type { CapturePolicy } from '../capture/policy.js';
 import { compact } from './content.js';
+import { sessionName } from './session-name.js';
 import type { MappedEvent } from './types.js';
 
 function child(env: HookEnvelope): { session?: string } {
-  return compact({ session: str(extraOf(env).child_session_id) });
+  return compact({ session: sessionName(str(extraOf(env).child_session_id)) });
 }
 
 /** `subagent_start` → `delegation.subagent.started` on the PARENT session; the goal is content and stays out. */

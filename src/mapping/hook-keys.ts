@@ -2,6 +2,7 @@ import { extraOf, str, type HookEnvelope } from '../hermes/envelope.js';
 import type { HookKeys } from '../aep/mapped.js';
 import { CLARIFY_TOOL } from './clarify.js';
 import { compact } from './content.js';
+import { sessionName } from './session-name.js';
 
 /** The hooks around Hermes's own approval prompt: their payloads carry `session_id: ""` and a `session_key`. */
 const APPROVAL_HOOKS: ReadonlySet<string> = new Set(['pre_approval_request', 'post_approval_response']);
@@ -16,9 +17,10 @@ const APPROVAL_HOOKS: ReadonlySet<string> = new Set(['pre_approval_request', 'po
 export function hookKeys(env: HookEnvelope): HookKeys {
   const x = extraOf(env);
   const approval = APPROVAL_HOOKS.has(env.hook_event_name);
-  const sessionKey = str(x.session_key);
+  // a session key names a session id: reserved names are escaped alike, so the join finds the session
+  const sessionKey = sessionName(str(x.session_key));
   return compact({
-    session: str(env.session_id),
+    session: sessionName(str(env.session_id)),
     joinSession: approval ? sessionKey : undefined,
     run: str(x.turn_id),
     parentRun: str(x.parent_turn_id),

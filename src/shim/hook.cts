@@ -284,8 +284,8 @@ function writeAll(fd: number, buf: Buffer): void {
  * Spool one hook the daemon could not take: `{stateDir}/spool/<key>.hook`, key = zero-padded arrival ms, monotonic ns, pid, random (lexical
  * order = arrival order), written as `.<key>.tmp` and renamed, so the daemon only ever sees whole files. Content: one JSON header line
  * (arrival, byte count), then the envelope bytes as Hermes wrote them. The cap is checked in O(1): the ledgers `in.files`/`in.kib` (appended
- * by shims) and `out.files`/`out.kib` (appended by the daemon) count by their SIZE; a hook over the cap is dropped and counted as one byte
- * appended to `dropped`. Never throws.
+ * by shims) and `out.files`/`out.kib` (appended by the daemon) count by their SIZE; a hook over the cap (or not written: a full
+ * disk) is dropped and counted as one byte appended to `dropped`, or, when not even that byte fits, an empty `dropped.<key>`. Never throws.
  */
 /** The hook's spool file name stem, chosen before sending (sent as x-hermes-aep-spool-key). */
 export function spoolKey(arrivalMs: number, arrivalNs: bigint): string {
@@ -304,7 +304,7 @@ function spoolEnvelope(stateDir: string, body: Buffer, arrivalMs: number, key: s
     const used = Math.max(0, sizeOf(`${dir}/in.kib`) - sizeOf(`${dir}/out.kib`));
     const maxFiles = limit(process.env.AEP_SPOOL_MAX_FILES, 100_000);
     const maxBytes = limit(process.env.AEP_SPOOL_MAX_BYTES, 256 * 1024 * 1024);
-    if (files + 1 > maxFiles || (used + kib) * 1024 > maxBytes) return countDrop(dir);
+    if (files + 1 > maxFiles || (used + kib) * 1024 > maxBytes) return countDrop(dir, key);
     tmp = `${dir}/.${key}.tmp`;
     mkdirSync(dir, { recursive: true, mode: 0o700 });
     const fd = openSync(tmp, 'wx', 0o600);
@@ -317,7 +317,7 @@ function spoolEnvelope(stateDir: string, body: Buffer, arrivalMs: number, key: s
   } catch {
     // disk full, no permission: the hook is lost; count it if the disk still lets us
     if (tmp) orElse(() => unlinkSync(tmp), undefined);
-    if (dir) countDrop(dir);
+    if (dir) countDrop(dir, key);
     return;
   }
   try {
@@ -329,12 +329,21 @@ function spoolEnvelope(stateDir: string, body: Buffer, arrivalMs: number, key: s
   }
 }
 
-function countDrop(dir: string): void {
+/**
+ * Count one dropped hook: a byte appended to `dropped`. On a full disk that byte may find no room (a new file, or
+ * a page boundary), while an empty file still can be made (it takes no data block): `dropped.<key>`, one per hook,
+ * which the daemon counts with `dropped` and folds into it once it can write.
+ */
+function countDrop(dir: string, key: string): void {
   try {
     mkdirSync(dir, { recursive: true, mode: 0o700 });
     appendFileSync(`${dir}/dropped`, '.', { mode: 0o600 });
   } catch {
-    /* not even the count can be kept */
+    try {
+      closeSync(openSync(`${dir}/dropped.${key}`, 'wx', 0o600));
+    } catch {
+      /* not even the count can be kept */
+    }
   }
 }
 

@@ -4,6 +4,7 @@ import type { AepEvent } from '../aep/event.js';
 import { emptyCounts, listHistoryFiles, replayFile, replayWholeFile, type HistoryCursor, type HistoryFile } from '../daemon/history-replay.js';
 import { historyJoins } from '../mapping/history-joins.js';
 import { safeFileName } from '../sinks/safe-file-name.js';
+import { HighestEpoch } from '../identity/epoch-store.js';
 import { checkBuilderState } from '../../exporters/otel/builder-state.js';
 import { readSnapshot, SnapshotRejected, type SnapshotContent } from './snapshot-file.js';
 import type { RestoreReport, SnapshotOptions } from './snapshot.js';
@@ -23,7 +24,10 @@ export function restoreState(
   const t0 = performance.now();
   const files = listHistoryFiles(opts.historyDir);
   const inWindow = (f: HistoryFile) => f.mtimeMs >= now - opts.windowMs;
+  // the epochs the history shows: the daemon's next one must be past them (the state dir's epoch file may be lost)
+  const highest = new HighestEpoch();
   const onEvent = (ev: AepEvent) => {
+    highest.see(ev.epoch);
     opts.identity.restore(ev, historyJoins(ev));
     opts.mirror?.restore(ev);
     opts.replayed?.(ev);
@@ -43,6 +47,8 @@ export function restoreState(
   const cursors = plan?.cursors ?? new Map<string, HistoryCursor>();
   if (plan) {
     const { snap, mirror } = plan;
+    // what the snapshot covers was emitted at its writer's epoch or before
+    highest.see(snap.header.epoch);
     // the sessions whose files are gone or out of the window are not rebuilt (usually none: then no check at all)
     const dropped = new Set([...snap.cursors.keys()].filter((name) => !cursors.has(name)));
     const keep = dropped.size === 0 ? () => true : (session: string) => !dropped.has(`${safeFileName(session)}.jsonl`);
@@ -92,6 +98,7 @@ export function restoreState(
     lanes,
     replay: counts,
     spoolKeys: plan ? plan.snap.header.spool_keys : [],
+    highestEpoch: highest.value,
   };
   return { report, cursors, files };
 }

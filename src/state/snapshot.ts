@@ -18,7 +18,6 @@ export interface SnapshotOptions {
   /** 0: only at shutdown */
   readonly intervalMs: number;
   readonly daemonVersion: string;
-  readonly epoch: number;
   readonly identity: IdentityStage;
   readonly mirror?: OtelMirror;
   /** resolves once every event accepted so far is written to its log (the log sink's flush) */
@@ -41,6 +40,8 @@ export interface RestoreReport {
   readonly replay: ReplayCounts;
   /** spool keys the snapshot says are already in the log (the spool must delete, not ingest, those files) */
   readonly spoolKeys: readonly string[];
+  /** the highest epoch among the events read back and the snapshot's own (-1: none): the next epoch is past it */
+  readonly highestEpoch: number;
 }
 
 /**
@@ -227,7 +228,7 @@ export class Snapshotter implements EventSink {
           daemon: this.opts.daemonVersion,
           written_at: new Date(now).toISOString(),
           reason,
-          epoch: this.opts.epoch,
+          epoch: this.opts.identity.epoch,
           log_dir: path.resolve(this.opts.historyDir),
           mirror: this.opts.mirror?.stateFingerprint ?? null,
           spool_keys: spoolKeys,

@@ -4,8 +4,9 @@ import { Agent } from 'node:http';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventKey, keyedSession, postHook, type KeyedHook } from '../support/hook-client.js';
-import { startDaemonProcess, tempDir, waitFor, type DaemonProcess } from '../support/processes.js';
+import { runShim, startDaemonProcess, tempDir, waitFor, type DaemonProcess } from '../support/processes.js';
 import { safeFileName } from '../../src/sinks/safe-file-name.js';
+import { pluginCopy, runHarness } from '../unit/plugin/support.js';
 
 const FAILING = 'the event log cannot be written';
 const RECOVERED = 'the event log is writable again';
@@ -273,5 +274,55 @@ describe('a full state dir (a real tmpfs as AEP_STATE_DIR)', () => {
     expect(readdirSync(stateDir).sort()).toEqual([...before, 'filler'].sort());
     expect(readFileSync(path.join(stateDir, 'epoch'), 'utf8')).toBe('0\n');
     expect(existsSync(path.join(stateDir, 'filler'))).toBe(true);
+  });
+});
+
+describe('a full state disk: the shim cannot spool, and counts the drop anyway', () => {
+  const base = tempDir('hermes-aep-fullspool-');
+  const stateDir = path.join(base, 'state');
+  let skip: string | undefined;
+  let daemon: DaemonProcess | undefined;
+
+  beforeAll(() => {
+    mkdirSync(stateDir);
+    skip = mountTmpfs(stateDir, '1m');
+    if (skip) console.log(`full-state-spool test skipped: ${skip}`);
+  });
+  afterAll(async () => {
+    await daemon?.kill();
+    if (!skip) umount(stateDir);
+  });
+
+  it('every hook the shim could not spool shows in /healthz spool.dropped once the daemon is back', async (ctx) => {
+    if (skip) return ctx.skip();
+    // no daemon (a full state disk stops it from starting), no spool dir yet, not one free page
+    fill(path.join(stateDir, 'filler'));
+    const env = { AEP_SOCKET: path.join(stateDir, 'hook.sock'), AEP_STATE_DIR: stateDir };
+    const hooks = keyedSession('full_state_spool', 1);
+    for (const h of hooks) {
+      const r = await runShim(h.body, env);
+      // fails open: Hermes gets {} and the hook goes on
+      expect(r.stdout).toBe('{}');
+      expect(r.code).toBe(0);
+    }
+    // the plugin transport (Python) spools as the shim does, and counts its drop the same way
+    const plugin = await runHarness({
+      pluginDir: pluginCopy(['--state-dir', stateDir, '--socket', path.join(stateDir, 'hook.sock')]),
+      env: { AEP_HERMES_CONTROL: '', AEP_INSTRUCT: '', AEP_ATTENTION_TIMEOUT_MS: '' },
+      calls: [{ hook: 'on_session_start', kwargs: { session_id: 'full_state_plugin', model: 'm', platform: 'cli' } }],
+    });
+    expect(plugin.out.results[0]).toMatchObject({ raised: null });
+    const dropped = hooks.length + 1;
+    expect(readdirSync(path.join(stateDir, 'spool')).filter((f) => f.endsWith('.hook'))).toEqual([]);
+    // space back: the daemon starts, and where a user looks, every dropped hook is counted
+    unlinkSync(path.join(stateDir, 'filler'));
+    daemon = await startDaemonProcess({ AEP_PORT: '' }, { historyDir: path.join(base, 'log'), stateDir });
+    expect((await daemon.health()).spool.dropped).toBe(dropped);
+    // the shims' per-hook markers folded into the one ledger, the count unchanged
+    const spool = path.join(stateDir, 'spool');
+    await waitFor('drop markers folded', () => (readdirSync(spool).some((f) => f.startsWith('dropped.')) ? undefined : true));
+    expect(readFileSync(path.join(spool, 'dropped'), 'utf8')).toBe('.'.repeat(dropped));
+    expect((await daemon.health()).spool.dropped).toBe(dropped);
+    expect(await daemon.stop()).toBe(0);
   });
 });

@@ -122,7 +122,6 @@ export async function playHistory(hooks: readonly string[], order: readonly Sink
           windowMs: 100 * 365 * 86_400_000,
           intervalMs: 0,
           daemonVersion: 'test',
-          epoch: 1,
           identity,
           mirror,
           drained: () => history.flush(),

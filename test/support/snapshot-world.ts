@@ -83,7 +83,6 @@ export async function openWorld(o: WorldOptions): Promise<World> {
     windowMs: o.windowMs ?? 3_600_000,
     intervalMs: 0,
     daemonVersion: 'test',
-    epoch: o.epoch,
     identity,
     ...(mirror ? { mirror } : {}),
     drained: () => log.flush(),

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { bumpEpoch } from '../../../src/identity/epoch-store.js';
+import { bumpEpoch, commitEpoch, readStoredEpoch } from '../../../src/identity/epoch-store.js';
 import { tempDir } from '../../support/processes.js';
 
 describe('epoch store', () => {
@@ -13,5 +13,31 @@ describe('epoch store', () => {
     const dir = tempDir();
     writeFileSync(path.join(dir, 'epoch'), 'garbage');
     await expect(bumpEpoch(dir)).rejects.toThrow(/corrupt epoch file/);
+  });
+});
+
+describe('epoch store against the history', () => {
+  it('a missing epoch file starts past the highest epoch the history shows, not at 0', async () => {
+    const dir = path.join(tempDir(), 'state');
+    expect(await bumpEpoch(dir, 1)).toBe(2);
+    expect(readFileSync(path.join(dir, 'epoch'), 'utf8')).toBe('2\n');
+  });
+  it('a lower epoch file is raised past the history; a higher one still wins', async () => {
+    const dir = tempDir();
+    writeFileSync(path.join(dir, 'epoch'), '0\n');
+    expect(await bumpEpoch(dir, 4)).toBe(5);
+    expect(await bumpEpoch(dir, 4)).toBe(6);
+  });
+  it('says when the state dir was behind the history', async () => {
+    const dir = tempDir();
+    const stored = await readStoredEpoch(dir);
+    expect(stored).toBe(-1);
+    expect(await commitEpoch(dir, stored, 3)).toEqual({ epoch: 4, stored: -1, history: 3, behind: true });
+    expect(await commitEpoch(dir, await readStoredEpoch(dir), 3)).toEqual({ epoch: 5, stored: 4, history: 3, behind: false });
+  });
+  it('a garbage epoch file still refuses the start, whatever the history shows', async () => {
+    const dir = tempDir();
+    writeFileSync(path.join(dir, 'epoch'), 'garbage');
+    await expect(bumpEpoch(dir, 7)).rejects.toThrow(/corrupt epoch file/);
   });
 });

@@ -240,3 +240,14 @@ describe('identity stage: second-review edges', () => {
     expect(st.process(readHook(env, defaultPolicy()), new Date(1))).toEqual([]);
   });
 });
+
+describe('identity stage: the epoch settled after the history is read back', () => {
+  it('enterEpoch before the first event stamps every event with it; once events carry one, it cannot change', () => {
+    const { s, feed } = stage();
+    s.enterEpoch(12);
+    expect(s.epoch).toBe(12);
+    expect(feed('on_session_start', 'e')[0]).toMatchObject({ epoch: 12, seq: 0 });
+    expect(() => s.enterEpoch(13)).toThrow(/settled/);
+    expect(feed('pre_llm_call', 'e', { turn_id: 'e:t:1', user_message: 'x' })[0]).toMatchObject({ epoch: 12, seq: 1 });
+  });
+});

@@ -12,6 +12,7 @@ import { HistorySync } from './history-sync.js';
 import { PendingWrite } from './pending-write.js';
 import { probeWrite, WriteProbe } from './write-probe.js';
 import { insideDir, type JsonlHistorySinkOptions } from './sink-options.js';
+import { NotPrivateError } from '../../util/private-path.js';
 
 /** one group write carries at most this much (a backlog is written in several) */
 const MAX_GROUP_BYTES = 8 * 1024 * 1024;
@@ -83,7 +84,7 @@ export class JsonlHistorySink implements EventSink {
       recovered: opts.latch?.recovered ?? 'the event log is writable again',
     });
     this.sync = new HistorySync(this.dir, (err) => (err === undefined ? this.latch.recover('fsync') : this.failed('fsync', err)));
-    this.handles = new HandlePool(this.dir, this.openFn, log, this.sync, (f) => this.forgetIfIdle(f));
+    this.handles = new HandlePool(this.dir, this.openFn, log, this.sync, (f) => this.forgetIfIdle(f), opts.maxOpenFiles);
     this.probe = new WriteProbe(this.dir, this.openFn, opts.probeIntervalMs ?? PROBE_INTERVAL_MS, {
       failing: () => this.latch.has('write') && !this.closed,
       writable: () => {
@@ -181,6 +182,11 @@ export class JsonlHistorySink implements EventSink {
           try {
             await this.handles.acquire(f);
           } catch (err) {
+            // a file that is not ours to write (planted, a symlink): this session's lines are dropped (counted), the rest go on
+            if (err instanceof NotPrivateError) {
+              for (const e of f.queue.splice(0)) this.ledger.drop(e, 'log file refused: not private');
+              continue;
+            }
             this.failed('open', err);
             this.ledger.retain(f, f.queue.length, `open failed: ${errorCode(err)}`, this.stopping);
             continue;
@@ -290,6 +296,8 @@ export class JsonlHistorySink implements EventSink {
       fsync_interval_ms: this.fsyncIntervalMs,
       repaired_tails: this.handles.repaired,
       open_files: this.handles.open,
+      refused_files: this.handles.refused,
+      shed_handles: this.handles.shed,
       ...(this.lastError ? { last_error: this.lastError } : {}),
     };
   }

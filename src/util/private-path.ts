@@ -1,5 +1,5 @@
-import { constants, lstatSync, mkdirSync, statSync, type Stats } from 'node:fs';
-import { lstat, mkdir, stat, type FileHandle } from 'node:fs/promises';
+import { closeSync, constants, fstatSync, ftruncateSync, lstatSync, mkdirSync, openSync, statSync, type Stats } from 'node:fs';
+import { lstat, mkdir, open, stat, type FileHandle } from 'node:fs/promises';
 
 /**
  * The daemon's directories and files are its user's alone: a directory
@@ -92,4 +92,31 @@ export async function checkOpenedFile(file: string, handle: FileHandle): Promise
   const why = notPrivate(st) ?? (st.nlink > 1 ? `a file with ${st.nlink} names (hard-linked)` : undefined);
   if (why) throw new NotPrivateError(file, why, 'move it away; the daemon writes only files of its own');
   return st;
+}
+
+/**
+ * Append `data` to `file` (created 0600 when missing) without following a
+ * symlink, and only to a private file of this user (NotPrivateError).
+ */
+export async function appendPrivate(file: string, data: string | Buffer): Promise<void> {
+  const fh = await open(file, APPEND_ONLY_NOFOLLOW, 0o600);
+  try {
+    await checkOpenedFile(file, fh);
+    await fh.writeFile(data);
+  } finally {
+    await fh.close();
+  }
+}
+
+/** Truncate an existing `file` to empty, without following a symlink and only when it is private (NotPrivateError). */
+export function truncatePrivateSync(file: string): void {
+  const fd = openSync(file, constants.O_WRONLY | NOFOLLOW);
+  try {
+    const st = fstatSync(fd);
+    const why = !st.isFile() ? 'not a regular file' : (notPrivate(st) ?? (st.nlink > 1 ? `a file with ${st.nlink} names (hard-linked)` : undefined));
+    if (why) throw new NotPrivateError(file, why, 'move it away; the daemon writes only files of its own');
+    ftruncateSync(fd, 0);
+  } finally {
+    closeSync(fd);
+  }
 }

@@ -1,8 +1,9 @@
-import { appendFile, mkdir, rename, stat } from 'node:fs/promises';
+import { mkdir, rename, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { ExportResult } from '@opentelemetry/core';
 import type { ReadableSpan, SpanExporter } from '@opentelemetry/sdk-trace';
 import { SerialQueue } from '../../src/util/serial-queue.js';
+import { appendPrivate } from '../../src/util/private-path.js';
 
 /** `ExportResultCode` values, without loading @opentelemetry/core at start */
 const SUCCESS = 0;
@@ -34,7 +35,8 @@ export class FileSpanExporter implements SpanExporter {
         const body = Buffer.concat([Buffer.from(JsonTraceSerializer.serializeRequest(spans) ?? new Uint8Array()), Buffer.from('\n')]);
         await mkdir(path.dirname(this.file), { recursive: true, mode: 0o700 });
         await this.rotateIfFull(body.length);
-        await appendFile(this.file, body, { mode: 0o600 });
+        // never through a symlink, never to a file another user owns or may write
+        await appendPrivate(this.file, body);
       } catch (error) {
         return done({ code: FAILED, error: error instanceof Error ? error : new Error(String(error)) });
       }

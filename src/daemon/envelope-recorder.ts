@@ -1,7 +1,8 @@
-import { appendFile, mkdir } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { safeFileName } from '../sinks/safe-file-name.js';
 import { SerialQueue } from '../util/serial-queue.js';
+import { appendPrivate } from '../util/private-path.js';
 
 const MAX_PENDING = 1_000;
 const MAX_PENDING_BYTES = 256 * 1024 * 1024;
@@ -25,7 +26,7 @@ export class EnvelopeRecorder {
     const line = `${JSON.stringify(raw)}\n`;
     const queued = this.queue.add(async () => {
       await mkdir(this.dir, { recursive: true, mode: 0o700 });
-      await appendFile(file, line, { mode: 0o600 });
+      await appendPrivate(file, line);
       this.recorded++;
     }, line.length);
     if (!queued) this.dropped++;

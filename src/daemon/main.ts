@@ -19,6 +19,7 @@ import type { SpoolIngest } from './spool-ingest.js';
 import type { EventBus } from '../sinks/event-bus.js';
 import type { HookPipeline } from './pipeline.js';
 import { EnvelopeRecorder } from './envelope-recorder.js';
+import { ensurePrivateDirs } from './private-dirs.js';
 import { RequestGuard } from '../transport/request-guard.js';
 import { DropReports } from '../transport/drop-report.js';
 import { ensureHookToken, HookTokenError } from '../transport/hook-token.js';
@@ -95,6 +96,8 @@ export async function startDaemon(
   log: Logger,
   factories: StreamFactories | undefined = streamFactories,
 ): Promise<RunningDaemon> {
+  // Before anything is written: every directory the daemon writes in is its user's alone (else the start stops here).
+  await ensurePrivateDirs(config);
   // Before anything touches the state: a daemon already answering on this socket keeps it.
   const transport = await prepareTransport(config, log);
   // the state dir's epoch (a corrupt file refuses the start here); the new one is settled once the history is read back

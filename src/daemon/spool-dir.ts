@@ -1,8 +1,9 @@
-import { appendFileSync, readdirSync, statSync, truncateSync, unlinkSync } from 'node:fs';
-import { appendFile, mkdir, rename, stat, unlink } from 'node:fs/promises';
+import { closeSync, openSync, readdirSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import { mkdir, rename, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import type { Logger } from './diagnostics.js';
 import { DROP_MARK, HOOK_FILE, TMP_FILE } from './spool-format.js';
+import { APPEND_ONLY_NOFOLLOW, appendPrivate, truncatePrivateSync } from '../util/private-path.js';
 
 /** A spool file on its way out, and its size (the ledgers count it). */
 export interface SpoolFile {
@@ -118,8 +119,8 @@ export class SpoolDir {
   private async ledgerOut(files: readonly SpoolFile[]): Promise<void> {
     const kib = files.reduce((n, f) => n + Math.ceil(f.bytes / 1024), 0);
     try {
-      await appendFile(path.join(this.dir, 'out.files'), Buffer.alloc(files.length, 46), { mode: 0o600 });
-      if (kib > 0) await appendFile(path.join(this.dir, 'out.kib'), Buffer.alloc(kib, 46), { mode: 0o600 });
+      await appendPrivate(path.join(this.dir, 'out.files'), Buffer.alloc(files.length, 46));
+      if (kib > 0) await appendPrivate(path.join(this.dir, 'out.kib'), Buffer.alloc(kib, 46));
     } catch (err) {
       this.fail('spool ledger not updated', err);
     }
@@ -139,7 +140,7 @@ export class SpoolDir {
     if (files.every((f) => size(f) === 0)) return;
     for (const f of files) {
       try {
-        truncateSync(f, 0);
+        truncatePrivateSync(f);
       } catch (err) {
         if ((err as NodeJS.ErrnoException).code !== 'ENOENT') this.fail('spool ledger not reset', err);
       }
@@ -160,7 +161,13 @@ export class SpoolDir {
     const marks = this.dropMarks();
     if (marks.length === 0) return;
     try {
-      appendFileSync(path.join(this.dir, 'dropped'), Buffer.alloc(marks.length, 46), { mode: 0o600 });
+      // never through a planted symlink (O_NOFOLLOW), as every other spool ledger write
+      const fd = openSync(path.join(this.dir, 'dropped'), APPEND_ONLY_NOFOLLOW, 0o600);
+      try {
+        writeSync(fd, Buffer.alloc(marks.length, 46));
+      } finally {
+        closeSync(fd);
+      }
     } catch (err) {
       this.fail('dropped-hook markers not folded', err);
       return;

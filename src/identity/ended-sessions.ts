@@ -1,8 +1,9 @@
-import { appendFile, mkdir, readFile } from 'node:fs/promises';
+import { mkdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { replaceDurably } from '../util/durable-file.js';
 import { RecencySet } from '../util/recency-map.js';
 import { SerialQueue } from '../util/serial-queue.js';
+import { appendPrivate } from '../util/private-path.js';
 
 const MAX_REMEMBERED = 100_000;
 const MAX_PENDING_WRITES = 1_000;
@@ -70,7 +71,7 @@ export class EndedSessions {
     const line = `${JSON.stringify(session)}\n`;
     const queued = this.appends.add(async () => {
       await mkdir(path.dirname(this.file), { recursive: true, mode: 0o700 });
-      await appendFile(this.file, line, { mode: 0o600 });
+      await appendPrivate(this.file, line);
     });
     if (!queued) this.dropped++;
   }

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { link, lstat, mkdir, open, readFile, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
+import { CREATE_NEW, notPrivate } from '../util/private-path.js';
 
 /** The hook token: 32 random bytes as 64 lower-case hex characters, one line. */
 export const HOOK_TOKEN_PATTERN = /^[0-9a-f]{64}$/;
@@ -37,7 +38,7 @@ export async function createHookTokenIfAbsent(file: string): Promise<boolean> {
   }
   const tmp = path.join(dir, `.${path.basename(file)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
   try {
-    const fh = await open(tmp, 'wx', 0o600);
+    const fh = await open(tmp, CREATE_NEW, 0o600);
     try {
       await fh.writeFile(randomBytes(32).toString('hex'));
       await fh.sync();
@@ -71,7 +72,13 @@ export async function readHookToken(file: string): Promise<Omit<HookToken, 'crea
       const code = (err as NodeJS.ErrnoException).code ?? 'error';
       throw new HookTokenError(`cannot read the hook token file ${file} (${code}); it must be a file the daemon's user can read`);
     }
-    if (HOOK_TOKEN_PATTERN.test(text)) return { token: text, exposed: ((await stat(file)).mode & 0o077) !== 0 };
+    if (HOOK_TOKEN_PATTERN.test(text)) {
+      const st = await stat(file);
+      // a token another user owns or may write is one they know (or can set): never trusted
+      const why = notPrivate(st);
+      if (why) throw new HookTokenError(`the hook token file ${file} is ${why}; delete it to have a private one made`);
+      return { token: text, exposed: (st.mode & 0o077) !== 0 };
+    }
     if (text !== '' || attempt >= 20) throw new HookTokenError(`the hook token file ${file} must hold 64 hex characters (delete it to have a new one made)`);
     await sleep(50);
   }

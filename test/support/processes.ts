@@ -79,11 +79,17 @@ export function tempDir(prefix = 'hermes-aep-test-'): string {
  * under the state dir, plus TCP on a free loopback port (AEP_PORT=0; pass
  * `AEP_PORT: ''` for the socket alone).
  */
-export async function startDaemonProcess(env: Record<string, string> = {}, dirs?: { historyDir: string; stateDir: string }): Promise<DaemonProcess> {
+export async function startDaemonProcess(
+  env: Record<string, string> = {},
+  dirs?: { historyDir: string; stateDir: string },
+  /** a command the daemon runs under (e.g. `prlimit --nofile=128:128`): node and its arguments are appended */
+  launcher: readonly string[] = [],
+): Promise<DaemonProcess> {
   const base = dirs ? undefined : tempDir();
   const historyDir = dirs?.historyDir ?? path.join(base!, 'log');
   const stateDir = dirs?.stateDir ?? path.join(base!, 'state');
-  const child = spawn(process.execPath, [CLI, 'daemon'], {
+  const [cmd, ...args] = [...launcher, process.execPath, CLI, 'daemon'];
+  const child = spawn(cmd, args, {
     env: { ...process.env, AEP_HOST: '127.0.0.1', AEP_PORT: '0', AEP_LOG_DIR: historyDir, AEP_STATE_DIR: stateDir, OTEL_TRACES_EXPORTER: 'none', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -2,6 +2,7 @@ import type { FileHandle, open } from 'node:fs/promises';
 import path from 'node:path';
 import type { AepEvent } from '../../aep/event.js';
 import { eventLine } from '../../aep/event-line.js';
+import { APPEND_NOFOLLOW, checkOpenedFile } from '../../util/private-path.js';
 import { safeFileName } from '../safe-file-name.js';
 import type { Entry } from './pending-write.js';
 import { SyncPoint } from './history-sync.js';
@@ -64,11 +65,15 @@ export interface Opened {
   readonly repaired: number;
 }
 
-/** Open for append (and read: a torn tail is found by reading back); a file that ends in a torn line is cut back first. */
+/**
+ * Open for append (and read: a torn tail is found by reading back); a file that ends in a torn line is cut back first.
+ * Never through a symlink (ELOOP), and never a file that is not private to this user (NotPrivateError): nothing is
+ * written to either.
+ */
 export async function openForAppend(openFn: typeof open, file: string): Promise<Opened> {
-  const handle = await openFn(file, 'a+', 0o600);
+  const handle = await openFn(file, APPEND_NOFOLLOW, 0o600);
   try {
-    const size = (await handle.stat()).size;
+    const { size } = await checkOpenedFile(file, handle);
     if (size === 0) return { handle, size, created: true, repaired: 0 };
     if (await endsInNewline(handle, size)) return { handle, size, created: false, repaired: 0 };
     const end = await lastLineEnd(handle, size);

@@ -6,6 +6,7 @@ import { silentLogger } from '../../daemon/diagnostics.js';
 import { errorCode, HealthLatch, type Degradation } from '../health-latch.js';
 import type { EventSink, WriteOptions, WriteOutcome } from '../sink.js';
 import { HandlePool } from './handle-pool.js';
+import { NotPrivateError } from '../../util/private-path.js';
 import { cutBack, linesByFile, newHistoryFile, writeFully, type HistoryFile } from './history-file.js';
 import { HistoryLedger } from './history-ledger.js';
 import { DIRECTORY_WIDE, FailingFiles } from './failing-files.js';
@@ -107,7 +108,7 @@ export class JsonlHistorySink implements EventSink {
       recovered: opts.latch?.recovered ?? 'the event log is writable again',
     });
     this.sync = new HistorySync(this.dir, (err) => (err === undefined ? this.latch.recover('fsync') : this.failed('fsync', err)));
-    this.handles = new HandlePool(this.dir, this.openFn, log, this.sync, (f) => this.forgetIfIdle(f));
+    this.handles = new HandlePool(this.dir, this.openFn, log, this.sync, (f) => this.forgetIfIdle(f), opts.maxOpenFiles);
     this.probe = new WriteProbe(this.dir, this.openFn, opts.probeIntervalMs ?? PROBE_INTERVAL_MS, {
       failing: () => this.latch.has('write') && !this.closed,
       writable: () => {
@@ -227,6 +228,12 @@ export class JsonlHistorySink implements EventSink {
           try {
             await this.handles.acquire(f);
           } catch (err) {
+            // a file that is not ours to write (planted, a symlink, another user's): this session's lines are dropped
+            // (counted in refused_files and dropped, one warning), never written there; the rest go on
+            if (err instanceof NotPrivateError) {
+              for (const e of f.queue.splice(0)) this.ledger.drop(e, 'log file refused: not private');
+              continue;
+            }
             await this.failedFile(f, 'open', err);
             this.ledger.retain(f, f.queue.length, `open failed: ${errorCode(err)}`, this.stopping);
             continue;
@@ -422,6 +429,8 @@ export class JsonlHistorySink implements EventSink {
       fsync_interval_ms: this.fsyncIntervalMs,
       repaired_tails: this.handles.repaired,
       open_files: this.handles.open,
+      refused_files: this.handles.refused,
+      shed_handles: this.handles.shed,
       ...(this.lastError ? { last_error: this.lastError } : {}),
     };
   }

@@ -11,6 +11,8 @@ export interface JsonlHistorySinkOptions {
   readonly probeIntervalMs?: number;
   /** how files are opened (tests inject faults here); `fs/promises` open by default */
   readonly open?: typeof open;
+  /** handles kept open at most (default: a quarter of the process's descriptor limit, at most 256; fd-limit.ts) */
+  readonly maxOpenFiles?: number;
   /** the directory under `root` written (`hermes`: this daemon's own lane) */
   readonly subdir?: string;
   /** files may sit one directory below it (`ingest/{agent}/{session}.jsonl`, foreign-history.ts) */

@@ -1,5 +1,6 @@
 import { mkdir, unlink, type open } from 'node:fs/promises';
 import path from 'node:path';
+import { CREATE_NEW } from '../../util/private-path.js';
 import { writeFully } from './history-file.js';
 
 const PROBE_BYTES = 64 * 1024;
@@ -9,7 +10,9 @@ export async function probeWrite(dir: string, openFn: typeof open): Promise<void
   const file = path.join(dir, `.write-probe.${process.pid}`);
   try {
     await mkdir(dir, { recursive: true, mode: 0o700 });
-    const h = await openFn(file, 'w', 0o600);
+    // a name left by a dead process of the same pid (or planted: never followed) goes first; the probe makes its own
+    await unlink(file).catch(() => undefined);
+    const h = await openFn(file, CREATE_NEW, 0o600);
     try {
       const { error } = await writeFully(h, Buffer.alloc(PROBE_BYTES, 0x0a));
       if (error !== undefined) throw error instanceof Error ? error : new Error('write probe failed', { cause: error });

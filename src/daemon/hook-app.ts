@@ -81,7 +81,10 @@ export function createHookApp(o: HookAppOptions): HookApp {
   const drift = new DriftWatch(o.log);
   const control = o.control;
   const gated = control?.target.on ? control : undefined;
+  // the spool ingest is made after the pipeline, which asks it whether a session's hooks are parked there
+  let spoolRef: SpoolIngest | undefined;
   const pipeline = new HookPipeline({
+    spoolHolds: (session) => spoolRef?.holds(session) ?? false,
     policy: o.policy,
     identity: o.identity,
     ...(o.stamp ? { stamp: o.stamp } : {}),
@@ -115,6 +118,8 @@ export function createHookApp(o: HookAppOptions): HookApp {
         log: o.log,
         ...(spoolOpts.seen ? { seen: spoolOpts.seen } : {}),
         held: pipeline.retainedKeys,
+        // one session whose history file fails: its spooled hooks wait in the spool, the others flow
+        sessionRefused: (session) => bus.refusesSession(session),
         // Deleted once its events reached the OS; a refused hook (not processed) is kept for a later pass.
         // A retained one waits until the log takes it (or gives it up, counted): never ingested twice.
         ingest: async (raw, env, spooled) => {
@@ -125,6 +130,7 @@ export function createHookApp(o: HookAppOptions): HookApp {
         },
       })
     : undefined;
+  spoolRef = spool;
   const app = buildServer({
     ...o.server,
     pipeline,

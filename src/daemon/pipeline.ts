@@ -57,6 +57,11 @@ export interface PipelineOptions {
   readonly control?: ControlStepFn;
   /** prices model calls between mapping and identity (src/usage/); absent: model calls carry no cost */
   readonly pricer?: PriceSource;
+  /**
+   * Whether the spool holds parked hooks of this session (its history file failed): a LIVE hook of it is refused
+   * (503, the shim spools it behind them) so it never overtakes them. Spooled hooks are not asked.
+   */
+  readonly spoolHolds?: (session: string) => boolean;
 }
 
 /**
@@ -137,7 +142,9 @@ export class HookPipeline {
     this.hooks++;
     this.byHook.count(env.hook_event_name);
     // a session whose own history file fails is refused alone; the others flow
-    const refusal = this.o.bus.refusal(env.session_id || undefined);
+    const refusal =
+      this.o.bus.refusal(env.session_id || undefined) ??
+      (!spooled && env.session_id && this.o.spoolHolds?.(env.session_id) ? 'spool holds earlier hooks of this session' : undefined);
     if (refusal) {
       this.refused++;
       return Promise.resolve({ status: 'refused', reason: refusal });

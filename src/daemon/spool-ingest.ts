@@ -53,6 +53,12 @@ export interface SpoolIngestOptions {
    * for while they are held, and ingested fresh if they were given up.
    */
   readonly held?: HeldKeys;
+  /**
+   * Whether the log refuses this one session now (its history file cannot be written) while it takes the others:
+   * its spooled hooks are then parked (left in the spool, in order, counted) instead of stalling the whole drain,
+   * and retried once the session is taken again. Absent: nothing is parked.
+   */
+  readonly sessionRefused?: (session: string) => boolean;
   /** the same bound as a live body (AEP_MAX_BODY_BYTES) */
   readonly maxBodyBytes: number;
   /** the same node cap as a live body (AEP_MAX_BODY_NODES) */
@@ -88,6 +94,12 @@ export class SpoolIngest {
   private kicked = false;
   private failures = 0;
   private waitingForHeld = false;
+  /** spool files left in place because their session alone is refused: file name → session */
+  private readonly parked = new Map<string, string>();
+  /** how many files each parked session has in the spool */
+  private readonly parkedBySession = new Map<string, number>();
+  /** the sessions found refused during this drain: their later files are not even read */
+  private readonly refusedThisPass = new Set<string>();
   private readonly spool: SpoolDir;
   private readonly staleTmpMs: number;
 
@@ -158,11 +170,45 @@ export class SpoolIngest {
    * Before a live hook: if the spool holds anything, ingest it first, so a
    * hook never overtakes one spooled before it arrived. Cheap when empty (one
    * readdir of a near-empty dir); `undefined` when there is nothing to wait for.
+   * Parked files (a session whose history file fails) do not make it wait.
    */
   beforeLive(): Promise<void> | undefined {
     if (this.phase !== 'live') return undefined;
     if (this.running) return this.running;
-    return this.spool.pendingHooks() > 0 ? this.drain() : undefined;
+    return this.pendingUnparked() > 0 ? this.drain() : undefined;
+  }
+
+  /**
+   * Whether `session` has hooks parked in the spool: a live hook of it must not overtake them, so it is refused
+   * (503, spooled behind them) until they are ingested.
+   */
+  holds(session: string): boolean {
+    return this.parkedBySession.has(session);
+  }
+
+  private pendingUnparked(): number {
+    return this.spool.pendingHooks() - this.parked.size;
+  }
+
+  private park(name: string, session: string): void {
+    if (this.parked.has(name)) return;
+    this.parked.set(name, session);
+    this.parkedBySession.set(session, (this.parkedBySession.get(session) ?? 0) + 1);
+  }
+
+  private unpark(name: string): void {
+    const session = this.parked.get(name);
+    if (session === undefined) return;
+    this.parked.delete(name);
+    const n = (this.parkedBySession.get(session) ?? 1) - 1;
+    if (n > 0) this.parkedBySession.set(session, n);
+    else this.parkedBySession.delete(session);
+  }
+
+  /** a parked session the log takes again: time to retry its files */
+  private parkedRetryDue(): boolean {
+    for (const s of this.parkedBySession.keys()) if (!this.o.sessionRefused?.(s)) return true;
+    return false;
   }
 
   /** Stop after the file in hand; the rest stays for the next start. */
@@ -181,6 +227,8 @@ export class SpoolIngest {
       dropped: this.spool.dropped(),
       rejected: this.rejected,
       duplicates: this.duplicates,
+      parked: this.parked.size,
+      parked_sessions: this.parkedBySession.size,
       errors: this.errors,
       draining: this.phase === 'initial',
       ...(this.spool.lastError ? { last_error: this.spool.lastError } : {}),
@@ -193,7 +241,7 @@ export class SpoolIngest {
     this.kicked = true;
     setImmediate(() => {
       this.kicked = false;
-      if (this.phase === 'live' && !this.running && this.spool.pendingHooks() > 0) void this.drain();
+      if (this.phase === 'live' && !this.running && (this.pendingUnparked() > 0 || (this.parked.size > 0 && this.parkedRetryDue()))) void this.drain();
     });
   }
 
@@ -211,14 +259,17 @@ export class SpoolIngest {
 
   private async loop(): Promise<void> {
     this.failures = 0;
+    this.refusedThisPass.clear();
     while (this.active) {
       const { hooks, barrier } = await this.spool.list(this.phase === 'initial', this.staleTmpMs);
-      if (hooks.length === 0 && barrier === undefined) break;
+      // parked files of a session still refused in this drain are not read again
+      const open = hooks.filter((n) => !this.refusedThisPass.has(this.parked.get(n) ?? ''));
+      if (open.length === 0 && barrier === undefined) break;
       let progressed = false;
       let ok = true;
       let batch: InFlight[] = [];
       let bytes = 0;
-      for (const name of hooks) {
+      for (const name of open) {
         // a shim is still writing an EARLIER hook: wait for it rather than overtake it
         if (barrier !== undefined && name > barrier) break;
         if (!this.active) break;
@@ -246,6 +297,7 @@ export class SpoolIngest {
       if (!progressed) await sleep(5);
     }
     this.failures = 0;
+    this.refusedThisPass.clear();
     if (this.active) {
       this.spool.resetLedger();
       // a full disk's drop markers, now that the disk took the spool's writes again
@@ -261,6 +313,13 @@ export class SpoolIngest {
   private async publish(name: string): Promise<InFlight | undefined> {
     const file = path.join(this.o.dir, name);
     const key = name.slice(0, -'.hook'.length);
+    // a parked file of a session the log still refuses: left as it is, unread
+    const parkedFor = this.parked.get(name);
+    if (parkedFor !== undefined && this.o.sessionRefused?.(parkedFor)) {
+      this.refusedThisPass.add(parkedFor);
+      return undefined;
+    }
+    this.unpark(name);
     let buf: Buffer;
     try {
       const st = await stat(file);
@@ -281,6 +340,13 @@ export class SpoolIngest {
       parsed = decode(buf, { maxNodes: this.o.maxBodyNodes ?? DEFAULT_MAX_BODY_NODES, maxDepth: MAX_DEPTH });
     } catch (err) {
       return void (await this.spool.reject(name, err instanceof Rejected ? err.message : 'invalid', buf.length));
+    }
+    // its session alone is refused (its history file fails): parked, in order, instead of stalling every session
+    const session = parsed.env.session_id;
+    if (session && (this.refusedThisPass.has(session) || this.o.sessionRefused?.(session))) {
+      this.refusedThisPass.add(session);
+      this.park(name, session);
+      return undefined;
     }
     const spooled = { arrival: parsed.arrival, key };
     const ingest = (): Promise<void> => {

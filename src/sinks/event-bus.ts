@@ -38,6 +38,11 @@ export class EventBus {
     return undefined;
   }
 
+  /** Whether a durable sink refuses this one session alone now (never counted: a check, not a refusal). */
+  refusesSession(session: string): boolean {
+    return this.sinks.some((s) => s.durable && s.refusesSession?.(session) === true);
+  }
+
   publish(events: readonly AepEvent[], opts?: WriteOptions): Promise<PublishOutcome> {
     if (events.length === 0) return Promise.resolve({ retained: 0, lost: 0 });
     const failed = (): WriteOutcome => ({ written: 0, retained: 0, lost: events.length, reason: 'sink failed' });

@@ -50,6 +50,8 @@ export interface EventSink {
    * `session`: the hook's session, refused alone when only its own file fails.
    */
   refusal?(session?: string): string | undefined;
+  /** Whether this one session alone is refused now (its own file fails) while others are taken; not counted as a refusal. */
+  refusesSession?(session: string): boolean;
   /** Set while the sink cannot do its job: `/healthz` turns `degraded`. */
   health?(): Degradation | undefined;
   /** Resolve once everything accepted so far is durable (or dropped and counted). */

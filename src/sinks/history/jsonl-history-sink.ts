@@ -138,6 +138,10 @@ export class JsonlHistorySink implements EventSink {
     return why;
   }
 
+  refusesSession(session: string): boolean {
+    return this.failing.size > 0 && this.failing.reason(path.join(this.dir, `${safeFileName(session)}.jsonl`)) !== undefined;
+  }
+
   health(): Degradation | undefined {
     return this.latch.current();
   }

@@ -82,9 +82,9 @@ export function createHookApp(o: HookAppOptions): HookApp {
   const control = o.control;
   const gated = control?.target.on ? control : undefined;
   // the spool ingest is made after the pipeline, which asks it whether a session's hooks are parked there
-  let spoolRef: SpoolIngest | undefined;
+  const late: { spool?: SpoolIngest } = {};
   const pipeline = new HookPipeline({
-    spoolHolds: (session) => spoolRef?.holds(session) ?? false,
+    spoolHolds: (session) => late.spool?.holds(session) ?? false,
     policy: o.policy,
     identity: o.identity,
     ...(o.stamp ? { stamp: o.stamp } : {}),
@@ -130,7 +130,7 @@ export function createHookApp(o: HookAppOptions): HookApp {
         },
       })
     : undefined;
-  spoolRef = spool;
+  if (spool) late.spool = spool;
   const app = buildServer({
     ...o.server,
     pipeline,

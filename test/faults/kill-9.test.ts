@@ -13,7 +13,7 @@ const CALLS = 12;
  * load (SIGKILL once 900 of 100 × 28 hooks were answered 200), and both ends of the setting (never synced within the run;
  * synced before each answer) under a smaller one.
  */
-const CASES = [
+const CASES: { fsync: string; env: Record<string, string>; sessions: number; killAfter: number }[] = [
   { fsync: 'default (1000)', env: {}, sessions: 100, killAfter: 900 },
   { fsync: '3600000', env: { AEP_FSYNC_INTERVAL_MS: '3600000' }, sessions: 30, killAfter: 250 },
   { fsync: '0', env: { AEP_FSYNC_INTERVAL_MS: '0' }, sessions: 30, killAfter: 250 },

@@ -1,4 +1,5 @@
 import { TELEMETRY_SCHEMA_VERSION, type HookEnvelope } from '../hermes/envelope.js';
+import { identifierHasSecret } from '../capture/identifier-secrets.js';
 import type { Logger } from './diagnostics.js';
 
 /**
@@ -19,11 +20,11 @@ export class DriftWatch {
     if (v === TELEMETRY_SCHEMA_VERSION) return;
     if (v === undefined) {
       this.missing++;
-      this.once('missing', () => this.log.warn('hermes payload without drift sentinel; mapped anyway', { hook: safe(env.hook_event_name) }));
+      this.once('missing', () => this.log.warn('hermes payload without drift sentinel; mapped anyway', { hook: shownAs(env.hook_event_name, HOOK_NAME_FORM) }));
       return;
     }
     this.mismatched++;
-    const shown = typeof v === 'string' ? safe(v) : typeof v;
+    const shown = typeof v === 'string' ? shownAs(v, SENTINEL_FORM) : typeof v;
     this.once(`value:${shown}`, () =>
       this.log.warn('hermes drift sentinel differs from the pinned one; mapped anyway, re-verify the mapping', {
         expected: TELEMETRY_SCHEMA_VERSION,
@@ -43,7 +44,15 @@ export class DriftWatch {
   }
 }
 
-/** Vendor identifiers only: anything else is shown as its shape, never its text. */
-function safe(s: string): string {
-  return /^[A-Za-z0-9._:-]{1,64}$/.test(s) ? s : `<${s.length} chars>`;
+/** A drift sentinel's own form (`hermes.observer.v1`): dotted lower-case words, then a version. */
+const SENTINEL_FORM = /^[a-z][a-z0-9]{0,31}(?:\.[a-z][a-z0-9]{0,31}){0,3}\.v\d{1,6}$/;
+/** A hook name's form (`pre_tool_call`). */
+const HOOK_NAME_FORM = /^[a-z][a-z_]{0,63}$/;
+
+/**
+ * A value from the payload as a diagnostic may show it: itself only in the form such a value has and when the secret
+ * detector finds nothing in it (a sentinel field can carry anything); else its length, never its text.
+ */
+function shownAs(s: string, form: RegExp): string {
+  return form.test(s) && !identifierHasSecret(s) ? s : `<${s.length} chars>`;
 }

@@ -24,6 +24,22 @@ const CONTENT_KEYS: ReadonlySet<string> = new Set([
 const safeString = (v: unknown, opts: RedactOptions): unknown => (typeof v === 'string' && v.length > 0 ? safeIdentifier(v, opts) : v);
 
 /**
+ * `base_url` as the mapping needs it: the model server's origin (`scheme://host[:port]`), never its user info, path,
+ * query or fragment (the mapping reads only the host and port). Without this, credentials in the URL made the whole
+ * value a secret, so the host was lost too; a secret in the host itself still is. A value that is not an http(s) URL
+ * is left as it came.
+ */
+function originOf(v: unknown): unknown {
+  if (typeof v !== 'string') return v;
+  try {
+    const u = new URL(v);
+    return u.protocol === 'http:' || u.protocol === 'https:' ? `${u.protocol}//${u.host}` : v;
+  } catch {
+    return v;
+  }
+}
+
+/**
  * The hook envelope with every identifier-shaped value through secret
  * detection (`capture/identifier-secrets.ts`), once, before the mapping reads
  * any of it: `tool_name`, `session_id`, and every string member of `extra` but
@@ -42,7 +58,11 @@ export function withSafeIdentifiers(env: HookEnvelope, opts: RedactOptions): Hoo
   if (extra) {
     for (const [key, value] of Object.entries(extra)) {
       if (CONTENT_KEYS.has(key)) continue;
-      const safe = Array.isArray(value) ? (key === 'pattern_keys' ? safeArray(value, opts) : value) : safeString(value, opts);
+      const safe = Array.isArray(value)
+        ? key === 'pattern_keys'
+          ? safeArray(value, opts)
+          : value
+        : safeString(key === 'base_url' ? originOf(value) : value, opts);
       if (safe === value) continue;
       if (safeExtra === extra) safeExtra = { ...extra };
       Object.defineProperty(safeExtra, key, { value: safe, enumerable: true, writable: true, configurable: true });

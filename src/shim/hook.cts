@@ -12,6 +12,18 @@ const EMPTY = '{}';
 const DEFAULT_TIMEOUT_MS = 5_000;
 const DEFAULT_ATTENTION_MS = 55_000; // the daemon's hold window unless told otherwise (AEP_ATTENTION_TIMEOUT_MS)
 const HOLD_MARGIN_MS = 3_000; // a held pre_tool_call waits this much longer than the window, so the daemon's release arrives in time
+/** the longest a Node timer waits: past it Node fires after 1 ms (and warns on stderr) */
+const MAX_TIMER_MS = 2_147_483_647;
+
+/**
+ * A shim setting read by hand, by the daemon's rule for whole numbers (decimal digits, blanks around them allowed) and within
+ * [min, max]; undefined (the caller's default) for anything else: `abc`, `-1`, `1e3`, `0x10`, `1.5`, empty or blank. A bad value
+ * never stops the shim, which must always answer `{}`.
+ */
+function wholeNumber(raw: string | undefined, min: number, max: number): number | undefined {
+  const n = raw !== undefined && /^\s*\d+\s*$/.test(raw) ? Number(raw) : NaN;
+  return n >= min && n <= max ? n : undefined;
+}
 const HOLD_HEADER = 'x-hermes-aep-hold-ms';
 /** sent on a `pre_llm_call` under instruct: this transport passes a context reply to Hermes, so the daemon may deliver steering in it */
 const STEER_HEADER = 'x-hermes-aep-steer';
@@ -115,12 +127,11 @@ export interface Gates {
 
 export function shimGates(argv: readonly string[], env: NodeJS.ProcessEnv): Gates {
   const args = parseArgs(argv);
-  const raw = args.attentionMs ?? env.AEP_ATTENTION_TIMEOUT_MS;
-  const n = raw === undefined || raw === '' ? NaN : Number(raw);
+  const holdWindow = wholeNumber(args.attentionMs ?? env.AEP_ATTENTION_TIMEOUT_MS, 1, MAX_TIMER_MS - HOLD_MARGIN_MS);
   return {
     control: args.control === true || truthy(env.AEP_HERMES_CONTROL),
     instruct: args.instruct === true || truthy(env.AEP_INSTRUCT),
-    holdMs: (Number.isSafeInteger(n) && n > 0 ? n : DEFAULT_ATTENTION_MS) + HOLD_MARGIN_MS,
+    holdMs: (holdWindow ?? DEFAULT_ATTENTION_MS) + HOLD_MARGIN_MS,
   };
 }
 
@@ -149,9 +160,9 @@ export function permitted(hook: string | undefined, gates: Gates, reply: string)
   return EMPTY;
 }
 
-function timeoutMs(): number {
-  const n = Number(process.env.AEP_SHIM_TIMEOUT_MS);
-  return Number.isFinite(n) && n > 0 ? n : DEFAULT_TIMEOUT_MS;
+/** AEP_SHIM_TIMEOUT_MS: how long a hook waits for the daemon (the default when unset or bad). */
+export function shimTimeoutMs(env: NodeJS.ProcessEnv): number {
+  return wholeNumber(env.AEP_SHIM_TIMEOUT_MS, 1, MAX_TIMER_MS) ?? DEFAULT_TIMEOUT_MS;
 }
 
 /** stdin in one synchronous read (Hermes writes it to a pipe and closes it); streamed only as a fallback. */
@@ -270,8 +281,7 @@ export function deliver(body: Buffer, target: Target, ms: number, holdMs?: numbe
 }
 
 function limit(v: string | undefined, dflt: number): number {
-  const n = v === undefined || v === '' ? NaN : Number(v);
-  return Number.isInteger(n) && n >= 0 ? n : dflt;
+  return wholeNumber(v, 0, Number.MAX_SAFE_INTEGER) ?? dflt;
 }
 
 const sizeOf = (file: string): number => statSync(file, { throwIfNoEntry: false })?.size ?? 0;
@@ -372,7 +382,7 @@ export async function runHook(argv: readonly string[] = process.argv.slice(2)): 
       const gates = shimGates(argv, process.env);
       const hook = gates.control || gates.instruct ? hookName(body) : undefined;
       const hold = gates.control && hook === 'pre_tool_call' ? gates.holdMs : undefined;
-      const outcome = await deliver(body, target, hold ?? timeoutMs(), hold, gates.instruct && hook === 'pre_llm_call', key);
+      const outcome = await deliver(body, target, hold ?? shimTimeoutMs(process.env), hold, gates.instruct && hook === 'pre_llm_call', key);
       if (shouldSpool(outcome)) {
         // Hermes is answered first; the file is written after
         answer(EMPTY);

@@ -11,13 +11,15 @@
  * file under its log and state directories, the spans file included) and its
  * stderr are searched: no run of 10 characters of any planted secret may be
  * there, at any capture configuration. Ordinary commands must come through
- * byte for byte where content is captured.
+ * byte for byte where content is captured. So are the daemon's answers: the
+ * `GET /healthz` body, and its replies to hooks it refuses (bodies that carry
+ * the corpus where a hook name, a field or the JSON itself is wrong).
  */
 import { existsSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ORDINARY_COMMANDS, plantedSecrets, type PlantedSecret } from '../support/secret-corpus.js';
-import { runShim, startDaemonProcess, tempDir, type DaemonProcess } from '../support/processes.js';
+import { httpCall, runShim, startDaemonProcess, tempDir, type DaemonProcess } from '../support/processes.js';
 import type { Envelope } from '../support/scripted-session.js';
 
 const SENTINEL = 'hermes.observer.v1';
@@ -169,6 +171,25 @@ function plantedSession(): Envelope[] {
   ];
 }
 
+/** Hook bodies the daemon refuses or cannot map, each carrying the corpus where it is wrong. */
+function badHooks(): string[] {
+  return [
+    // not JSON: cut in the middle of the corpus
+    `{"hook_event_name":"pre_tool_call","session_id":"${SESSION}","tool_input":{"command":"${TEXT.replace(/["\\\n]/g, ' ')}`,
+    // JSON, not an object
+    JSON.stringify([TEXT, DOC]),
+    // a hook name that is the corpus
+    JSON.stringify({ hook_event_name: TEXT, session_id: SESSION, extra: { telemetry_schema_version: SENTINEL } }),
+    // fields of the wrong type, carrying the corpus
+    JSON.stringify({ hook_event_name: 'pre_tool_call', session_id: { secret: TEXT }, tool_name: [DOC], tool_input: TEXT, extra: TEXT }),
+    JSON.stringify({ hook_event_name: 'post_tool_call', session_id: SESSION, tool_name: 'terminal', extra: { tool_call_id: { x: TEXT }, duration_ms: TEXT } }),
+    // a drift sentinel that is a secret shaped like an identifier (the daemon reports an unexpected sentinel)
+    ...plants
+      .filter((p) => /^[A-Za-z0-9._:-]{1,64}$/.test(p.secret))
+      .map((p) => JSON.stringify({ hook_event_name: 'on_session_start', session_id: `${SESSION}_drift`, extra: { telemetry_schema_version: p.secret } })),
+  ];
+}
+
 const WINDOW = 10;
 
 /** Every 10-character run of every planted secret, mapped to the plant it belongs to. */
@@ -227,7 +248,7 @@ afterEach(async () => {
   base = undefined;
 });
 
-describe('planted secrets never reach the history, the spans or stderr', () => {
+describe('planted secrets never reach the history, the spans, stderr, /healthz or an error reply', () => {
   it('the corpus plants at least 60 secrets and 40 ordinary commands', () => {
     expect(plants.length).toBeGreaterThanOrEqual(60);
     expect(ORDINARY_COMMANDS.length).toBeGreaterThanOrEqual(40);
@@ -258,6 +279,18 @@ describe('planted secrets never reach the history, the spans or stderr', () => {
       }
       const health = await daemon.health();
       expect(health.hooks_failed ?? 0).toBe(0);
+      // the daemon's own answers: to hooks it refuses, then /healthz (which counts them)
+      const replies: string[] = [];
+      for (const body of badHooks()) {
+        const r = await httpCall(
+          { url: daemon.url },
+          { method: 'POST', path: '/hook', headers: { ...daemon.authHeaders, 'content-type': 'application/json' }, body },
+        );
+        replies.push(`${r.status} ${JSON.stringify(r.headers)} ${r.body}`);
+      }
+      expect(replies.filter((r) => /^4\d\d /.test(r)).length, 'bad hooks refused with a 4xx').toBeGreaterThanOrEqual(2);
+      const healthz = await httpCall({ url: daemon.url }, { path: '/healthz' });
+      expect(healthz.body).toContain('"hooks"');
       expect(await daemon.stop()).toBe(0);
 
       const written = [...filesUnder(daemon.historyDir), ...filesUnder(daemon.stateDir), ...filesUnder(path.dirname(spansFile))];
@@ -269,8 +302,12 @@ describe('planted secrets never reach the history, the spans or stderr', () => {
       const sources: Array<[string, string]> = [
         ...[...new Set(written)].map((f): [string, string] => [f, readFileSync(f, 'utf8')]),
         ['stderr', daemon.stderr()],
+        ['/hook error replies', replies.join('\n')],
+        ['GET /healthz', healthz.body],
       ];
-      const leaks = sources.flatMap(([where, text]) => leaked(text, windows).map((p) => `${p} in ${path.relative(dir, where) || where}`));
+      const leaks = sources.flatMap(([where, text]) =>
+        leaked(text, windows).map((p) => `${p} in ${path.isAbsolute(where) ? path.relative(dir, where) : where}`),
+      );
       expect(leaks, 'planted secrets written out').toEqual([]);
 
       // Positive evidence: content really travelled the path, so "nothing leaked" is not "nothing arrived".

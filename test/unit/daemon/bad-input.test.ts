@@ -132,6 +132,19 @@ describe('bad input: a clear refusal or an honest mapping, never a crash, never 
     expect(lines[1]).toMatchObject({ got: 'hermes.observer.v2' });
   });
 
+  it('a drift sentinel that is not shaped like one is logged as its length only, never quoted (it may be a secret)', async () => {
+    const lines: LogFields[] = [];
+    const log = { info() {}, debug() {}, error() {}, warn: (msg: string, f: LogFields = {}) => void lines.push({ msg, ...f }) };
+    const d = daemon({ log });
+    const github = `ghp_${'A1b2C3d4E5'.repeat(3)}123456`;
+    for (const [i, v] of [github, 'Hunter2Secret99', 'sk-proj.abc.v1'].entries())
+      await post(d, envelope({}, { telemetry_schema_version: v, tool_call_id: `c${i}` }));
+    await post(d, envelope({}, { telemetry_schema_version: 'hermes.observer.v3', tool_call_id: 'c9' }));
+    // a vendor version keeps its name: that is what an operator needs to see
+    expect(lines.map((l) => l['got'])).toEqual([`<${github.length} chars>`, '<15 chars>', '<14 chars>', 'hermes.observer.v3']);
+    expect(JSON.stringify(lines)).not.toContain('Hunter2');
+  });
+
   it('a body nested deeper than 64 levels → 400 with a reason, and nothing recursive ever sees it', async () => {
     const d = daemon();
     const deep = `${'{"a":'.repeat(5000)}{}${'}'.repeat(5000)}`;

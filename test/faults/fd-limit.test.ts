@@ -4,6 +4,7 @@ import { Agent } from 'node:http';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { eventKey, keyedSession, postHook, type KeyedHook } from '../support/hook-client.js';
+import { SPOOL_KEY_HEADER } from '../../src/transport/spool-key.js';
 import { startDaemonProcess, waitFor, type DaemonProcess } from '../support/processes.js';
 import { safeFileName } from '../../src/sinks/safe-file-name.js';
 
@@ -43,6 +44,10 @@ async function healthz(d: DaemonProcess): Promise<{ status: number; body: Record
   }
 }
 
+let keys = 0;
+/** a spool key in the shim's form (15-digit ms, 20-digit ns, pid, random) */
+const nextKey = () => `${String(Date.now()).padStart(15, '0')}-${String(keys++).padStart(20, '0')}-${process.pid}-k${keys}`;
+
 describe(`a daemon under RLIMIT_NOFILE=${LIMIT} with ${SESSIONS} sessions`, () => {
   const skip = prlimitMissing();
   let daemon: DaemonProcess | undefined;
@@ -59,7 +64,8 @@ describe(`a daemon under RLIMIT_NOFILE=${LIMIT} with ${SESSIONS} sessions`, () =
     const drive = (prefix: string, via: Agent | false) =>
       Promise.all(
         Array.from({ length: SESSIONS }, (_, s) => keyedSession(`${prefix}_${s}`, 1)).map(async (hooks) => {
-          for (const h of hooks) replies.set(h, (await postHook(daemon!.hookUrl, via, h.body, daemon!.stateDir)).status);
+          // as the shim does: the key it would spool the hook under, sent first (a hook whose write fails is held, answered 503)
+          for (const h of hooks) replies.set(h, (await postHook(daemon!.hookUrl, via, h.body, daemon!.stateDir, { [SPOOL_KEY_HEADER]: nextKey() })).status);
         }),
       );
     // the burst: every session at once, a connection per hook, far past the limit (connections refused, EMFILE on opens)

@@ -24,10 +24,10 @@ export interface HookReply {
   readonly body: string;
 }
 
-/** POST one hook over `agent`; resolves with the status (0 when the connection failed) and the body. */
-export function postHook(url: string, agent: Agent | false, body: string, stateDir: string): Promise<HookReply> {
+/** POST one hook over `agent`; resolves with the status (0 when the connection failed) and the body. `extra`: more headers. */
+export function postHook(url: string, agent: Agent | false, body: string, stateDir: string, extra: Record<string, string> = {}): Promise<HookReply> {
   return new Promise((resolve) => {
-    const req = request(url, { method: 'POST', agent, headers: hookHeaders(stateDir, body) }, (res) => {
+    const req = request(url, { method: 'POST', agent, headers: { ...hookHeaders(stateDir, body), ...extra } }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));

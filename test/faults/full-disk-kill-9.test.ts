@@ -1,33 +1,11 @@
 import { execFileSync } from 'node:child_process';
-import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, unlinkSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventKey, keyedSession } from '../support/hook-client.js';
 import { runShim, startDaemonProcess, tempDir, waitFor, type DaemonProcess } from '../support/processes.js';
 import { safeFileName } from '../../src/sinks/safe-file-name.js';
-
-/** A real, small tmpfs: needs root (CAP_SYS_ADMIN). Returns why not, when it cannot. */
-function mountTmpfs(dir: string, size: string): string | undefined {
-  if (process.getuid?.() !== 0) return 'not root: cannot mount a tmpfs';
-  try {
-    execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${size},mode=0700`, 'tmpfs', dir], { stdio: 'pipe' });
-    return undefined;
-  } catch (err) {
-    return `mount -t tmpfs failed: ${(err as { stderr?: Buffer }).stderr?.toString().trim() ?? (err as Error).message}`;
-  }
-}
-
-function fill(file: string): void {
-  const fd = openSync(file, 'w');
-  const chunk = Buffer.alloc(64 * 1024, 0x61);
-  try {
-    for (;;) writeSync(fd, chunk);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOSPC') throw err;
-  } finally {
-    closeSync(fd);
-  }
-}
+import { fill, mountTmpfs } from '../support/tmpfs.js';
 
 /** how many times each event key occurs in a session's history */
 function keyCounts(hermes: string, session: string): Map<string, number> {

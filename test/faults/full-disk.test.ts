@@ -1,5 +1,4 @@
-import { execFileSync } from 'node:child_process';
-import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, unlinkSync } from 'node:fs';
 import { Agent } from 'node:http';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -7,41 +6,10 @@ import { eventKey, keyedSession, postHook, type KeyedHook } from '../support/hoo
 import { runShim, startDaemonProcess, tempDir, waitFor, type DaemonProcess } from '../support/processes.js';
 import { safeFileName } from '../../src/sinks/safe-file-name.js';
 import { pluginCopy, runHarness } from '../unit/plugin/support.js';
+import { fill, mountTmpfs, umount } from '../support/tmpfs.js';
 
 const FAILING = 'the event log cannot be written';
 const RECOVERED = 'the event log is writable again';
-
-/** A real, small tmpfs: needs root (CAP_SYS_ADMIN). Returns why not, when it cannot. */
-function mountTmpfs(dir: string, size: string): string | undefined {
-  if (process.getuid?.() !== 0) return 'not root: cannot mount a tmpfs';
-  try {
-    execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${size},mode=0700`, 'tmpfs', dir], { stdio: 'pipe' });
-    return undefined;
-  } catch (err) {
-    return `mount -t tmpfs failed: ${(err as { stderr?: Buffer }).stderr?.toString().trim() ?? (err as Error).message}`;
-  }
-}
-
-function umount(dir: string): void {
-  try {
-    execFileSync('umount', [dir], { stdio: 'pipe' });
-  } catch {
-    execFileSync('umount', ['-l', dir], { stdio: 'pipe' });
-  }
-}
-
-/** Write a file until the filesystem refuses more: afterwards not one free page is left. */
-function fill(file: string): void {
-  const fd = openSync(file, 'w');
-  const chunk = Buffer.alloc(64 * 1024, 0x61);
-  try {
-    for (;;) writeSync(fd, chunk);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOSPC') throw err;
-  } finally {
-    closeSync(fd);
-  }
-}
 
 interface FileView {
   readonly text: string;

@@ -2,26 +2,12 @@ import { readFileSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { AepEvent } from '../../../src/aep/event.js';
 import { MAX_OPEN_FILES, MIN_OPEN_FILES, parseOpenFileLimit, poolBound } from '../../../src/sinks/history/fd-limit.js';
 import { JsonlHistorySink } from '../../../src/sinks/history/jsonl-history-sink.js';
 import { tempDir } from '../../support/processes.js';
+import { eventMaker } from './sink-events.js';
 
-let n = 0;
-const ev = (session: string): AepEvent => ({
-  aep: '0.1',
-  id: `b${n++}`,
-  type: 'x.hermes.test',
-  time: '2026-01-01T00:00:00.000Z',
-  source: 's',
-  agent: 'hermes',
-  session,
-  seq: n,
-  epoch: 0,
-  severity: 'info',
-  capture: 'metadata',
-  data: {},
-});
+const ev = eventMaker('b');
 
 const LIMITS = `Limit                     Soft Limit           Hard Limit           Units
 Max cpu time              unlimited            unlimited            seconds

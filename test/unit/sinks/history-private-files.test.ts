@@ -1,29 +1,15 @@
 import { chmodSync, chownSync, linkSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { AepEvent } from '../../../src/aep/event.js';
 import { JsonlHistorySink } from '../../../src/sinks/history/jsonl-history-sink.js';
 import { tempDir } from '../../support/processes.js';
 import { recordingLog } from './recording-log.js';
+import { eventMaker } from './sink-events.js';
 
 /** a uid that is not this process's (the tests run as root, which may chown to it) */
 const OTHER_UID = 65534;
 
-let n = 0;
-const ev = (session: string): AepEvent => ({
-  aep: '0.1',
-  id: `p${n++}`,
-  type: 'x.hermes.test',
-  time: '2026-01-01T00:00:00.000Z',
-  source: 's',
-  agent: 'hermes',
-  session,
-  seq: n,
-  epoch: 0,
-  severity: 'info',
-  capture: 'metadata',
-  data: {},
-});
+const ev = eventMaker('p');
 
 /** a log dir whose `hermes/` exists (0700), and a victim file outside it */
 function world() {

@@ -1,26 +1,12 @@
 import { mkdirSync, readFileSync, rmdirSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { AepEvent } from '../../../src/aep/event.js';
 import { JsonlHistorySink } from '../../../src/sinks/history/jsonl-history-sink.js';
 import { tempDir, waitFor } from '../../support/processes.js';
 import { recordingLog } from './recording-log.js';
+import { eventMaker } from './sink-events.js';
 
-let n = 0;
-const ev = (session: string): AepEvent => ({
-  aep: '0.1',
-  id: `f${n++}`,
-  type: 'x.hermes.test',
-  time: '2026-01-01T00:00:00.000Z',
-  source: 's',
-  agent: 'hermes',
-  session,
-  seq: n,
-  epoch: 0,
-  severity: 'info',
-  capture: 'metadata',
-  data: {},
-});
+const ev = eventMaker('f');
 
 const ids = (root: string, session: string) =>
   readFileSync(path.join(root, 'hermes', `${session}.jsonl`), 'utf8')

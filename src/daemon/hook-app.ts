@@ -13,7 +13,7 @@ import type { AepEvent } from '../aep/event.js';
 import type { Degradation } from '../sinks/health-latch.js';
 import type { RequestGuard } from '../transport/request-guard.js';
 import type { DropReports } from '../transport/drop-report.js';
-import { SpoolIngest } from './spool-ingest.js';
+import { NeverWritable, SpoolIngest } from './spool-ingest.js';
 import type { ControlTarget } from '../control/control-target.js';
 import type { ControlSettings } from '../control/control-types.js';
 import { controlStep } from '../control/hook-step.js';
@@ -126,7 +126,13 @@ export function createHookApp(o: HookAppOptions): HookApp {
           recorder?.record(raw, env.session_id);
           const outcome = await pipeline.handle(env, spooled);
           if (outcome.status === 'refused') throw Object.assign(new Error('the log refused the hook'), { code: `log_refused: ${outcome.reason}` });
-          if (outcome.status === 'retained') await outcome.written;
+          // a spooled hook is deleted only once its events are written: given up or lost, its file stays for a later pass
+          // (moved aside when its session's file can never be written as it stands)
+          if (outcome.status === 'retained' && !(await outcome.written)) throw Object.assign(new Error('the log gave the hook up'), { code: 'log_gave_up' });
+          if (outcome.status === 'lost') {
+            if (/not private/.test(outcome.reason)) throw new NeverWritable('its session log is not a private file of this user');
+            throw Object.assign(new Error('the log lost the hook'), { code: 'log_lost' });
+          }
         },
       })
     : undefined;

@@ -23,6 +23,18 @@ interface InFlight {
   readonly waitsForHeld: boolean;
 }
 
+/**
+ * `ingest` rejects with this when the log can never take the hook as it stands (its session's file is not a private
+ * file of this user: planted, another user's): the spool file is moved to `rejected/` (kept for the operator, counted)
+ * instead of being retried, so it neither stalls the drain nor is deleted unwritten.
+ */
+export class NeverWritable extends Error {
+  constructor(readonly why: string) {
+    super(why);
+    this.name = 'NeverWritable';
+  }
+}
+
 /** The live hooks held after a failed write, by spool key (daemon/retained-keys.ts). */
 export interface HeldKeys {
   /** true: already written; a promise: still held (true once written, false if given up); undefined: not held */
@@ -390,7 +402,11 @@ export class SpoolIngest {
     const results = await Promise.allSettled(batch.map((f) => f.written));
     this.waitingForHeld = false;
     const done = batch.filter((_, i) => results[i]!.status === 'fulfilled');
-    const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    // a hook the log can never take as it stands: moved aside (kept, counted), neither retried nor deleted
+    for (const [i, r] of results.entries()) {
+      if (r.status === 'rejected' && r.reason instanceof NeverWritable) await this.spool.reject(batch[i]!.name, r.reason.why, batch[i]!.bytes);
+    }
+    const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected' && !(r.reason instanceof NeverWritable));
     if (failed) this.spool.fail('spooled hook not written; kept for a later pass', failed.reason);
     const dups = done.filter((f) => f.duplicate).length;
     this.duplicates += dups;

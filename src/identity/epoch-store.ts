@@ -43,6 +43,8 @@ export async function readStoredEpoch(stateDir: string): Promise<number> {
  */
 export async function commitEpoch(stateDir: string, stored: number, history: number): Promise<EpochStart> {
   const epoch = Math.max(stored, history) + 1;
+  // past the format's range the next start could not read it back, and a read-back that ignored it would go back
+  if (epoch > MAX_EPOCH) throw new Error(`epoch exhausted: the next epoch would pass ${MAX_EPOCH}, the largest the epoch file takes`);
   // written durably BEFORE anything is emitted: an old epoch never comes back after a power loss,
   // and a full or failing state dir refuses the start without leaving a temp file
   await replaceDurably(path.join(stateDir, 'epoch'), (fh) => fh.writeFile(`${epoch}\n`));
@@ -59,6 +61,6 @@ export class HighestEpoch {
   value = -1;
 
   see(epoch: unknown): void {
-    if (typeof epoch === 'number' && Number.isSafeInteger(epoch) && epoch >= 0 && epoch < MAX_EPOCH && epoch > this.value) this.value = epoch;
+    if (typeof epoch === 'number' && Number.isSafeInteger(epoch) && epoch >= 0 && epoch <= MAX_EPOCH && epoch > this.value) this.value = epoch;
   }
 }

@@ -76,3 +76,37 @@ describe('one session file that cannot be written degrades that session only', (
     expect((await daemon.health()).spool).toMatchObject({ parked: 0, parked_sessions: 0 });
   });
 });
+
+describe('hooks held for a failing session file are never given up while it fails: fixed, they land, and their spooled copies are dropped', () => {
+  let daemon: DaemonProcess | undefined;
+  afterAll(async () => {
+    await daemon?.stop();
+  });
+
+  it('a turn start held past many retries lands once (its spooled copy, processed after a give-up, would meet the turn already started)', async () => {
+    const base = tempDir('hermes-aep-heldlong-');
+    const historyDir = path.join(base, 'log');
+    const stateDir = path.join(base, 'state');
+    const hermes = path.join(historyDir, 'hermes');
+    mkdirSync(hermes, { recursive: true, mode: 0o700 });
+    const hooks = keyedSession('held_session', CALLS);
+    const badFile = path.join(hermes, `${safeFileName('held_session')}.jsonl`);
+    mkdirSync(badFile);
+    daemon = await startDaemonProcess({}, { historyDir, stateDir });
+    const shim = async (i: number) => expect((await runShim(hooks[i]!.body, { ...daemon!.shimEnv, AEP_STATE_DIR: stateDir })).stdout).toBe('{}');
+    // the session start and its turn start (pre_llm_call): held in memory, answered 503, spooled
+    await shim(0);
+    await shim(1);
+    // more failed retries of the file than any attempt budget
+    await waitFor('retried many times', async () => ((await daemon!.health()).sinks.log.errors >= 6 ? true : undefined), 90_000, 200);
+    await shim(2);
+    await shim(3);
+    rmdirSync(badFile);
+    await shim(4);
+    const want = hooks.slice(0, 5).map((h) => h.key);
+    await waitFor('all five written', () => (keys(hermes, 'held_session').length >= want.length ? true : undefined), 60_000);
+    await waitFor('the spool empty', async () => ((await daemon!.health()).spool.pending === 0 ? true : undefined), 30_000);
+    expect(keys(hermes, 'held_session')).toEqual(want);
+    expect((await daemon.health()).hooks_lost).toBe(0);
+  });
+});

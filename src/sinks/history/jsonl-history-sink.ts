@@ -239,7 +239,7 @@ export class JsonlHistorySink implements EventSink {
               continue;
             }
             await this.failedFile(f, 'open', err);
-            this.ledger.retain(f, f.queue.length, `open failed: ${errorCode(err)}`, this.stopping);
+            this.ledger.retain(f, this.attemptsOf(f, f.queue.length), `open failed: ${errorCode(err)}`, this.stopping);
             continue;
           }
           if (this.failing.recover(f.path)) this.fileRecovered();
@@ -285,7 +285,7 @@ export class JsonlHistorySink implements EventSink {
     // AEP_FSYNC_INTERVAL_MS=0: the group reaches the disk before any of its hooks is answered
     if (ok > 0 && this.fsyncIntervalMs === 0) await this.sync.file(f);
     for (const e of f.queue.splice(0, ok)) this.ledger.landed(e);
-    if (error) this.ledger.retain(f, n - ok, `write failed: ${errorCode(error)}`, this.stopping);
+    if (error) this.ledger.retain(f, this.attemptsOf(f, n - ok), `write failed: ${errorCode(error)}`, this.stopping);
   }
 
   /**
@@ -316,6 +316,16 @@ export class JsonlHistorySink implements EventSink {
       }
     }
     this.failed(kind, err);
+  }
+
+  /**
+   * How many of a file's first queued hooks used up an attempt: none while the file is a known failing session file
+   * (its session is refused and waits for the file to be fixed). Held hooks of such a file are never given up: their
+   * transports spooled them, but a spooled copy processed after its first processing was given up would meet identity
+   * state that first processing left (a turn already started), so the held events must be the ones that land.
+   */
+  private attemptsOf(f: HistoryFile, failed: number): number {
+    return this.failing.has(f.path) ? 0 : failed;
   }
 
   private fileRecovered(): void {

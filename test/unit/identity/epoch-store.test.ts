@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { bumpEpoch, commitEpoch, readStoredEpoch } from '../../../src/identity/epoch-store.js';
+import { bumpEpoch, commitEpoch, HighestEpoch, MAX_EPOCH, readStoredEpoch } from '../../../src/identity/epoch-store.js';
 import { tempDir } from '../../support/processes.js';
 
 describe('epoch store', () => {
@@ -39,5 +39,22 @@ describe('epoch store against the history', () => {
     const dir = tempDir();
     writeFileSync(path.join(dir, 'epoch'), 'garbage');
     await expect(bumpEpoch(dir, 7)).rejects.toThrow(/corrupt epoch file/);
+  });
+});
+
+describe('epoch store at the end of its range', () => {
+  it('an epoch file at the largest value refuses the start rather than write one it could not read back (and go back)', async () => {
+    const dir = tempDir();
+    writeFileSync(path.join(dir, 'epoch'), `${MAX_EPOCH}\n`);
+    await expect(bumpEpoch(dir)).rejects.toThrow(/epoch exhausted/);
+    expect(readFileSync(path.join(dir, 'epoch'), 'utf8')).toBe(`${MAX_EPOCH}\n`);
+  });
+
+  it('the history read-back takes every epoch the file format takes, the largest included', () => {
+    const h = new HighestEpoch();
+    h.see(MAX_EPOCH);
+    expect(h.value).toBe(MAX_EPOCH);
+    h.see(MAX_EPOCH + 1);
+    expect(h.value).toBe(MAX_EPOCH);
   });
 });

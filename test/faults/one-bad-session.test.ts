@@ -97,8 +97,16 @@ describe('hooks held for a failing session file are never given up while it fail
     // the session start and its turn start (pre_llm_call): held in memory, answered 503, spooled
     await shim(0);
     await shim(1);
-    // more failed retries of the file than any attempt budget
-    await waitFor('retried many times', async () => ((await daemon!.health()).sinks.log.errors >= 6 ? true : undefined), 90_000, 200);
+    // more failed retries of the file than the attempt budget (5), or (as before the fix) the held hooks given up
+    await waitFor(
+      'retried past the attempt budget, or given up',
+      async () => {
+        const h = await daemon!.health();
+        return h.sinks.log.errors >= 6 || h.hooks_lost >= 1 ? true : undefined;
+      },
+      90_000,
+      200,
+    );
     await shim(2);
     await shim(3);
     rmdirSync(badFile);

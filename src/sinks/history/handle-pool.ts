@@ -92,6 +92,7 @@ export class HandlePool {
       this.log.warn('a session log ended in a torn line: cut back to its last complete line', { bytes: o.repaired });
     }
     f.handle = o.handle;
+    f.id = o.id;
     f.size = o.size;
     f.evicted = false;
     this.open++;

@@ -13,6 +13,8 @@ const NEWLINE = 0x0a;
 export interface HistoryFile {
   readonly path: string;
   handle: FileHandle | undefined;
+  /** the open file's identity (device, inode): whether its path still names it (not deleted or renamed away) */
+  id: { readonly dev: number; readonly ino: number } | undefined;
   /** bytes of the file known to end in '\n': where a failed write is cut back to */
   size: number;
   readonly queue: Entry[];
@@ -25,7 +27,7 @@ export interface HistoryFile {
 }
 
 export function newHistoryFile(path: string): HistoryFile {
-  return { path, handle: undefined, size: 0, queue: [], pumping: false, evicted: false, sync: new SyncPoint() };
+  return { path, handle: undefined, id: undefined, size: 0, queue: [], pumping: false, evicted: false, sync: new SyncPoint() };
 }
 
 /** One hook's events as JSON lines, by the file of their session (a hook's events share one session in practice). */
@@ -59,6 +61,8 @@ export async function writeFully(handle: FileHandle, buf: Buffer): Promise<{ wri
 export interface Opened {
   readonly handle: FileHandle;
   readonly size: number;
+  /** the file's device and inode */
+  readonly id: { readonly dev: number; readonly ino: number };
   /** it did not exist (its directory entry must reach the disk too) */
   readonly created: boolean;
   /** bytes of a torn last line cut off (a crash or power loss mid-write) */
@@ -73,12 +77,13 @@ export interface Opened {
 export async function openForAppend(openFn: typeof open, file: string): Promise<Opened> {
   const handle = await openFn(file, APPEND_NOFOLLOW, 0o600);
   try {
-    const { size } = await checkOpenedFile(file, handle);
-    if (size === 0) return { handle, size, created: true, repaired: 0 };
-    if (await endsInNewline(handle, size)) return { handle, size, created: false, repaired: 0 };
+    const { size, dev, ino } = await checkOpenedFile(file, handle);
+    const id = { dev, ino };
+    if (size === 0) return { handle, size, id, created: true, repaired: 0 };
+    if (await endsInNewline(handle, size)) return { handle, size, id, created: false, repaired: 0 };
     const end = await lastLineEnd(handle, size);
     if (end < size) await handle.truncate(end);
-    return { handle, size: end, created: false, repaired: size - end };
+    return { handle, size: end, id, created: false, repaired: size - end };
   } catch (err) {
     await handle.close().catch(() => undefined);
     throw err;

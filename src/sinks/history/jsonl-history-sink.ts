@@ -1,4 +1,4 @@
-import { open, type FileHandle } from 'node:fs/promises';
+import { lstat, open, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import PQueue from 'p-queue';
 import type { AepEvent } from '../../aep/event.js';
@@ -76,6 +76,8 @@ export class JsonlHistorySink implements EventSink {
   private readonly openFn: typeof open;
   private readonly probeMs: number;
   private errors = 0;
+  /** handles closed because their file was deleted or renamed away under the daemon (then reopened at its path) */
+  private reopenedMoved = 0;
   private refused = 0;
   /** hooks refused because their own session file fails */
   private fileRefused = 0;
@@ -243,6 +245,12 @@ export class JsonlHistorySink implements EventSink {
             continue;
           }
           if (this.failing.recover(f.path)) this.fileRecovered();
+        }
+        // the file deleted or renamed away (log rotation) since it was opened: reopened at its path, never written unlinked
+        if (!(await stillNamed(f))) {
+          this.reopenedMoved++;
+          this.handles.release(f);
+          continue;
         }
         let bytes = 0;
         let n = 0;
@@ -442,10 +450,22 @@ export class JsonlHistorySink implements EventSink {
       fsyncs: this.sync.fsyncs,
       fsync_interval_ms: this.fsyncIntervalMs,
       repaired_tails: this.handles.repaired,
+      reopened_moved: this.reopenedMoved,
       open_files: this.handles.open,
       refused_files: this.handles.refused,
       shed_handles: this.handles.shed,
       ...(this.lastError ? { last_error: this.lastError } : {}),
     };
+  }
+}
+
+/** Whether the path of an open history file still names that file (one lstat per group write). */
+async function stillNamed(f: HistoryFile): Promise<boolean> {
+  if (!f.id) return true;
+  try {
+    const st = await lstat(f.path);
+    return st.dev === f.id.dev && st.ino === f.id.ino;
+  } catch {
+    return false;
   }
 }

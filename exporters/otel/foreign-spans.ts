@@ -4,7 +4,7 @@ import type { WireEvent } from '../../src/stream/wire.js';
 import { RecencyMap } from '../../src/util/recency-map.js';
 import { SPAN_ATTR } from './attribute-catalogue.js';
 import { traceIdFor } from './ids.js';
-import { MAX_REMEMBERED } from './open-units.js';
+import { MAX_REMEMBERED } from './memory-bounds.js';
 import { SpanBuilder, type BuilderOptions } from './span-builder.js';
 import type { Attrs, SpanRecord } from './span-record.js';
 

@@ -1,5 +1,6 @@
 import type { UnitKind } from '../../src/aep/lifecycle.js';
 import { RecencyMap } from '../../src/util/recency-map.js';
+import { MAX_REMEMBERED } from './memory-bounds.js';
 import { SPAN_ATTR } from './attribute-catalogue.js';
 import type { UnitCapture, UnitState } from './builder-state.js';
 import type { SpanCtx } from './span-contexts.js';
@@ -41,9 +42,6 @@ type Ending = 'complete' | 'session_ended' | 'idle' | 'evicted' | 'superseded';
 /** children close before their parents */
 const ORDER: readonly UnitKind[] = ['card', 'tool', 'delegation', 'run'];
 const byOrder = (a: Unit, b: Unit) => ORDER.indexOf(a.kind) - ORDER.indexOf(b.kind);
-
-/** how many closed units (and, in the builder, lookups) are remembered */
-export const MAX_REMEMBERED = 50_000;
 
 /**
  * The span builder's open units, oldest first and by session, and the keys

@@ -1,7 +1,7 @@
 import type { UnitKind } from '../../src/aep/lifecycle.js';
 import { RecencyMap } from '../../src/util/recency-map.js';
 import { runSpanId, traceIdFor } from './ids.js';
-import { MAX_REMEMBERED } from './open-units.js';
+import { MAX_REMEMBERED } from './memory-bounds.js';
 import type { TraceSampler } from './sampler.js';
 
 /** A span's identity, as other spans link to it and AEP events point at it. */

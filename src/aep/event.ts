@@ -1,8 +1,9 @@
 import type { CaptureLevel } from '../capture/levels.js';
 import type { AepType, XHermesFallbackType } from './lifecycle.js';
 import type { KnownType, PayloadOf } from './payloads.js';
+import type { Severity } from './severity.js';
 
-export type Severity = 'debug' | 'info' | 'notice' | 'warning' | 'error' | 'critical';
+export type { Severity } from './severity.js';
 
 /** The envelope attributes of an AEP 0.1 event as this adapter emits it (AEP-0001 §5), all but `type` and `data`. */
 export interface AepEnvelope {

@@ -10,6 +10,7 @@ import type { RequestGuard } from '../transport/request-guard.js';
 import { DROPPED_HEADER, type DropReports } from '../transport/drop-report.js';
 import { readSpoolKey, SPOOL_KEY_HEADER } from '../transport/spool-key.js';
 import { streamRoutes, type StreamHttpDeps } from '../stream/http/stream-routes.js';
+import { MAX_DEPTH } from '../core/limits.js';
 import type { ControlTarget } from '../control/control-target.js';
 import { liveHookOf } from '../control/hook-step.js';
 import { EMPTY_REPLY, type HookReply } from '../control/control-types.js';
@@ -38,9 +39,6 @@ export interface ServerDeps {
   /** the control target, when a control gate is on: holds a gated hook's reply until its card is answered */
   readonly control?: Pick<ControlTarget, 'hold' | 'abandon'>;
 }
-
-/** Hermes payloads nest a handful of levels; the bound keeps every recursive walk (digest, redaction) safe. */
-export const MAX_DEPTH = 64;
 
 /**
  * Iterative, so a hostile body cannot blow the stack while being measured; no

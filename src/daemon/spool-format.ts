@@ -3,7 +3,7 @@ import { DEFAULT_MAX_BODY_NODES } from '../config/config.js';
 import { hookEnvelopeSchema, type HookEnvelope } from '../hermes/envelope.js';
 import { BodyRefusal, parseBounded } from './json-body.js';
 import type { ScanLimits } from './json-scan.js';
-import { MAX_DEPTH } from './server.js';
+import { MAX_DEPTH } from '../core/limits.js';
 
 /**
  * The spool: hooks the shim could not deliver (daemon down, starting,

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { DEFAULT_MAX_BODY_NODES } from '../config/config.js';
 import type { HookEnvelope } from '../hermes/envelope.js';
 import type { Logger } from './diagnostics.js';
-import { MAX_DEPTH } from './server.js';
+import { MAX_DEPTH } from '../core/limits.js';
 import { SpoolDir } from './spool-dir.js';
 import { decode, HEADER_MAX, Rejected } from './spool-format.js';
 

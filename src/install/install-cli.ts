@@ -3,31 +3,20 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { addApprovals, removeApprovals } from './allowlist.js';
 import { addHooks, isOurCommand, MARK, ourCommands, removeHooks, shimCommand, timeoutFor } from './hermes-config.js';
-import { daemonNote, hookTimeouts, resolveGates, type GateOptions } from './gates.js';
+import { daemonNote, hookTimeouts, resolveGates } from './gates.js';
 import { ensureHookToken } from './hook-token.js';
-import { installedHooks, modelCallSummary, type ModelCallOptions } from './model-calls.js';
+import { installedHooks, modelCallSummary } from './model-calls.js';
 import { pythonNowIso } from './py-time.js';
 import { shlexSplit } from './shell-words.js';
 import { placeShim, shimDir } from './shim-copy.js';
-import { resolveTarget, type TargetOptions } from './shim-target.js';
+import { resolveTarget } from './shim-target.js';
 import { packageVersion } from './version.js';
 import { pluginDir, pluginState, removePlugin } from './plugin-copy.js';
 import { runPluginInstall } from './install-plugin.js';
+import type { InstallOptions, UninstallOptions } from './install-options.js';
 import { atomicWrite, checkHome, hermesHome, print, readHermesFiles, readText, realTarget, removeCreated, summarize } from './install-io.js';
 
-export interface InstallOptions extends TargetOptions, GateOptions, ModelCallOptions {
-  readonly dryRun: boolean;
-  /** `--timeout` as given (every hook's `timeout:`); undefined: the default, and what a held pre_tool_call needs */
-  readonly timeout?: number | undefined;
-  readonly hermesHome?: string | undefined;
-  /** `shell` (the default): the shim as a shell hook; `plugin`: the in-process forwarder (plugin/hermes-aep/) */
-  readonly transport?: 'shell' | 'plugin' | undefined;
-}
-
-export interface UninstallOptions {
-  readonly dryRun: boolean;
-  readonly hermesHome?: string | undefined;
-}
+export type { InstallOptions, UninstallOptions } from './install-options.js';
 
 /** `hermes-aep install` */
 export async function runInstall(opts: InstallOptions): Promise<void> {

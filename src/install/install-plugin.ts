@@ -4,7 +4,7 @@ import { removeApprovals } from './allowlist.js';
 import { enablePlugin } from './hermes-config.js';
 import { ensureHookToken } from './hook-token.js';
 import { atomicWrite, print, readHermesFiles, realTarget, removeCreated, summarize } from './install-io.js';
-import type { InstallOptions } from './install-cli.js';
+import type { InstallOptions } from './install-options.js';
 import { lostToGrandfathering } from './grandfathering.js';
 import { placePlugin } from './plugin-copy.js';
 import { resolveTarget } from './shim-target.js';

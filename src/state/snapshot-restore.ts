@@ -7,7 +7,7 @@ import { safeFileName } from '../sinks/safe-file-name.js';
 import { HighestEpoch } from '../identity/epoch-store.js';
 import { checkBuilderState } from '../../exporters/otel/builder-state.js';
 import { readSnapshot, SnapshotRejected, type SnapshotContent } from './snapshot-file.js';
-import type { RestoreReport, SnapshotOptions } from './snapshot.js';
+import type { RestoreReport, SnapshotOptions } from './snapshot-types.js';
 
 /**
  * Start-up: rebuild the previous process's memory from the snapshot and the

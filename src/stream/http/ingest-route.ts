@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { DEFAULT_MAX_BODY_NODES } from '../../config/config.js';
-import { MAX_DEPTH } from '../../daemon/server.js';
+import { MAX_DEPTH } from '../../core/limits.js';
 import type { StreamHttpDeps } from './deps.js';
 import { ownSourceCheck } from '../own-source.js';
 import { parseIngestBody } from './ingest-body.js';

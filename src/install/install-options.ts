@@ -1,0 +1,19 @@
+import type { GateOptions } from './gates.js';
+import type { ModelCallOptions } from './model-calls.js';
+import type { TargetOptions } from './shim-target.js';
+
+/** The options of `install` (the CLI and each transport's installer). */
+export interface InstallOptions extends TargetOptions, GateOptions, ModelCallOptions {
+  readonly dryRun: boolean;
+  /** `--timeout` as given (every hook's `timeout:`); undefined: the default, and what a held pre_tool_call needs */
+  readonly timeout?: number | undefined;
+  readonly hermesHome?: string | undefined;
+  /** `shell` (the default): the shim as a shell hook; `plugin`: the in-process forwarder (plugin/hermes-aep/) */
+  readonly transport?: 'shell' | 'plugin' | undefined;
+}
+
+/** The options of `uninstall`. */
+export interface UninstallOptions {
+  readonly dryRun: boolean;
+  readonly hermesHome?: string | undefined;
+}

@@ -18,6 +18,19 @@ function keys(hermes: string, session: string): string[] {
     .map((l) => eventKey(JSON.parse(l) as { type: string; data: Record<string, any> }));
 }
 
+/** A daemon whose history has a directory where `session`'s file should be (opening it fails EISDIR, even as root). */
+async function withBadSessionFile(prefix: string, session: string) {
+  const base = tempDir(prefix);
+  const historyDir = path.join(base, 'log');
+  const stateDir = path.join(base, 'state');
+  const hermes = path.join(historyDir, 'hermes');
+  mkdirSync(hermes, { recursive: true, mode: 0o700 });
+  const badFile = path.join(hermes, `${safeFileName(session)}.jsonl`);
+  mkdirSync(badFile);
+  const daemon = await startDaemonProcess({}, { historyDir, stateDir });
+  return { daemon, stateDir, hermes, badFile };
+}
+
 /**
  * The trust issue's break 3, as it was reported: one session's history file cannot be written (a directory stands
  * where it should be), its hooks keep coming through the real shim (refused, so the shim spools them), while twenty
@@ -30,15 +43,10 @@ describe('one session file that cannot be written degrades that session only', (
   });
 
   it('the other sessions are all answered 200 while the bad one is refused and spooled; fixed, it lands whole, in order, once', async () => {
-    const base = tempDir('hermes-aep-badsession-');
-    const historyDir = path.join(base, 'log');
-    const stateDir = path.join(base, 'state');
-    const hermes = path.join(historyDir, 'hermes');
-    mkdirSync(hermes, { recursive: true, mode: 0o700 });
     const bad = keyedSession('bad_session', CALLS);
-    const badFile = path.join(hermes, `${safeFileName('bad_session')}.jsonl`);
-    mkdirSync(badFile);
-    daemon = await startDaemonProcess({}, { historyDir, stateDir });
+    const w = await withBadSessionFile('hermes-aep-badsession-', 'bad_session');
+    daemon = w.daemon;
+    const { stateDir, hermes, badFile } = w;
     const good = Array.from({ length: GOOD }, (_, i) => keyedSession(`good_${i}`, CALLS));
     const statuses: number[] = [];
     const shimOut: string[] = [];
@@ -84,15 +92,10 @@ describe('hooks held for a failing session file are never given up while it fail
   });
 
   it('a turn start held past many retries lands once (its spooled copy, processed after a give-up, would meet the turn already started)', async () => {
-    const base = tempDir('hermes-aep-heldlong-');
-    const historyDir = path.join(base, 'log');
-    const stateDir = path.join(base, 'state');
-    const hermes = path.join(historyDir, 'hermes');
-    mkdirSync(hermes, { recursive: true, mode: 0o700 });
     const hooks = keyedSession('held_session', CALLS);
-    const badFile = path.join(hermes, `${safeFileName('held_session')}.jsonl`);
-    mkdirSync(badFile);
-    daemon = await startDaemonProcess({}, { historyDir, stateDir });
+    const w = await withBadSessionFile('hermes-aep-heldlong-', 'held_session');
+    daemon = w.daemon;
+    const { stateDir, hermes, badFile } = w;
     const shim = async (i: number) => expect((await runShim(hooks[i]!.body, { ...daemon!.shimEnv, AEP_STATE_DIR: stateDir })).stdout).toBe('{}');
     // the session start and its turn start (pre_llm_call): held in memory, answered 503, spooled
     await shim(0);

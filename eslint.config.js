@@ -9,18 +9,18 @@ import tseslint from 'typescript-eslint';
 const TS = ['**/*.ts', '**/*.cts', '**/*.mts'];
 
 // Import boundaries (issue 9). Patterns are regular expressions over the import specifier as written; every import
-// in src/ and exporters/ is relative, so `^(\.\./)+dir/` names a top-level directory from any depth below src/.
+// in src/ is relative, so `^(\.\./)+dir/` names a top-level directory from any depth below src/.
 const vendorPaths = {
   regex: String.raw`^(\.\./)+(hermes|mapping)/`,
   message: 'identity/ reads only AEP-level keys that the mapper hands it: it imports nothing from src/hermes/ or src/mapping/.',
 };
 const downstreamPaths = {
-  regex: String.raw`^(\.\./)+(daemon|sinks|transport|exporters)/`,
+  regex: String.raw`^(\.\./)+(daemon|sinks|transport|otel)/`,
   message:
-    'The data flows one way (receive -> map -> identity -> stamp -> bus -> sinks): mapping and identity do no I/O wiring and import nothing downstream (src/daemon, src/sinks, src/transport, exporters/).',
+    'The data flows one way (receive -> map -> identity -> stamp -> bus -> sinks): mapping and identity do no I/O wiring and import nothing downstream (src/daemon, src/sinks, src/transport, src/otel).',
 };
 const aepLeafPaths = {
-  regex: String.raw`^(\.\./)+(hermes|mapping|identity|state|daemon|sinks|transport|exporters)/`,
+  regex: String.raw`^(\.\./)+(hermes|mapping|identity|state|daemon|sinks|transport|otel)/`,
   message: 'src/aep/ is the AEP vocabulary (lifecycle table, types, payloads) every stage reads: it imports no stage.',
 };
 
@@ -37,7 +37,7 @@ export default defineConfig(
 
   js.configs.recommended,
 
-  // TypeScript everywhere (src/, exporters/, test/, vitest.config.ts): type-aware through the project service.
+  // TypeScript everywhere (src/, test/, vitest.config.ts): type-aware through the project service.
   {
     files: TS,
     extends: [tseslint.configs.recommendedTypeChecked],
@@ -90,7 +90,7 @@ export default defineConfig(
   // Runtime code: no console (diagnostics go through the pino logger; user-facing CLI output writes to
   // process.stdout/stderr explicitly).
   {
-    files: ['src/**', 'exporters/**'],
+    files: ['src/**'],
     rules: { 'no-console': 'error' },
   },
   // The shim is CommonJS compiled to .cjs; it loads node:os lazily (only when HOME is unset) to keep its start cheap.

@@ -1,7 +1,7 @@
 import path from 'node:path';
-import { loadOtelConfig, type OtelConfig } from '../../exporters/otel/otel-config.js';
-import { loadLogsConfig, type LogsConfig } from '../../exporters/otel/logs/logs-config.js';
-import { loadMetricsConfig, type MetricsConfig } from '../../exporters/otel/metrics/metrics-config.js';
+import { loadOtelConfig, type OtelConfig } from '../otel/otel-config.js';
+import { loadLogsConfig, type LogsConfig } from '../otel/logs/logs-config.js';
+import { loadMetricsConfig, type MetricsConfig } from '../otel/metrics/metrics-config.js';
 import { loadConfig, type DaemonConfig } from './config.js';
 import { checkDirectories } from './paths.js';
 import { ConfigError, type ConfigProblem } from './read-env.js';

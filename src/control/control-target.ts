@@ -3,7 +3,7 @@ import type { AepEvent } from '../aep/event.js';
 import type { NackReason } from '../aep/payloads.js';
 import type { CapturePolicy } from '../capture/policy.js';
 import { atLeast, gatedText } from '../mapping/content.js';
-import type { Logger } from '../daemon/diagnostics.js';
+import type { Logger } from '../core/logger.js';
 import type { ControlItem } from '../identity/identity-stage.js';
 import { wireFromOwn, wireOf, type WireEvent } from '../stream/wire.js';
 import { needsDownlevel } from '../stream/ceiling.js';

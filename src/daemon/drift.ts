@@ -1,6 +1,6 @@
 import { TELEMETRY_SCHEMA_VERSION, type HookEnvelope } from '../hermes/envelope.js';
 import { identifierHasSecret } from '../capture/identifier-secrets.js';
-import type { Logger } from './diagnostics.js';
+import type { Logger } from '../core/logger.js';
 
 /**
  * Watches the drift sentinel (`extra.telemetry_schema_version`). A payload

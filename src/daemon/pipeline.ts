@@ -24,7 +24,7 @@ const baseUrlOf = (env: HookEnvelope): string | undefined => {
 
 /** The control step (src/control/hook-step.ts), bound to its target: present only while a control gate is on. */
 export type ControlStepFn = (env: HookEnvelope, mapped: MappedHook, now: Date, live: LiveHook | undefined) => StepResult;
-import type { Logger } from './diagnostics.js';
+import type { Logger } from '../core/logger.js';
 
 /**
  * A step between identity and the bus that may add to each event (the OTel

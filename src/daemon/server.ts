@@ -1,9 +1,9 @@
 import Fastify, { errorCodes, LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify';
 import { hookEnvelopeSchema } from '../hermes/envelope.js';
 import type { HookPipeline } from './pipeline.js';
-import { pinoOf, type Logger } from './diagnostics.js';
+import { pinoOf, type Logger } from '../core/logger.js';
 import type { EnvelopeRecorder } from './envelope-recorder.js';
-import type { Degradation } from '../sinks/health-latch.js';
+import type { Degradation } from '../core/health-latch.js';
 import { JsonBodyParser, knownDepth } from './json-body.js';
 import { DEFAULT_MAX_BODY_NODES } from '../config/config.js';
 import type { RequestGuard } from '../transport/request-guard.js';

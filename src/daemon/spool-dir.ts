@@ -1,7 +1,7 @@
 import { closeSync, openSync, readdirSync, statSync, unlinkSync, writeSync } from 'node:fs';
 import { mkdir, rename, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
-import type { Logger } from './diagnostics.js';
+import type { Logger } from '../core/logger.js';
 import { DROP_MARK, HOOK_FILE, TMP_FILE } from './spool-format.js';
 import { APPEND_ONLY_NOFOLLOW, appendPrivate, truncatePrivateSync } from '../util/private-path.js';
 

@@ -3,7 +3,7 @@ import { mkdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { DEFAULT_MAX_BODY_NODES } from '../config/config.js';
 import type { HookEnvelope } from '../hermes/envelope.js';
-import type { Logger } from './diagnostics.js';
+import type { Logger } from '../core/logger.js';
 import { MAX_DEPTH } from '../core/limits.js';
 import { SpoolDir } from './spool-dir.js';
 import { decode, HEADER_MAX, Rejected } from './spool-format.js';

@@ -1,5 +1,5 @@
 import type { AepEvent } from '../aep/event.js';
-import type { Degradation } from './health-latch.js';
+import type { Degradation } from '../core/health-latch.js';
 import type { EventSink, WriteOptions, WriteOutcome } from './sink.js';
 
 /** What became of one hook's events on the durable sinks, when it is answered. */

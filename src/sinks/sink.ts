@@ -1,5 +1,5 @@
 import type { AepEvent } from '../aep/event.js';
-import type { Degradation } from './health-latch.js';
+import type { Degradation } from '../core/health-latch.js';
 
 /** What became of one `write` on a durable sink, when the hook is answered. */
 export interface WriteOutcome {

@@ -1,8 +1,8 @@
 import type { AepEvent } from '../aep/event.js';
 import type { IdentityStage } from '../identity/identity-stage.js';
-import type { ReplayCounts } from '../daemon/history-replay.js';
-import type { Logger } from '../daemon/diagnostics.js';
-import type { OtelMirror } from '../../exporters/otel/otel-mirror.js';
+import type { ReplayCounts } from '../history/replay.js';
+import type { Logger } from '../core/logger.js';
+import type { OtelMirror } from '../otel/otel-mirror.js';
 
 export interface SnapshotOptions {
   readonly stateDir: string;

@@ -1,7 +1,7 @@
 import { closeSync, openSync, readdirSync, readSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { historyDirOf } from '../daemon/history-replay.js';
-import { foreignDirOf } from './foreign-history.js';
+import { historyDirOf } from '../history/replay.js';
+import { foreignDirOf } from '../history/foreign-history.js';
 import { wireOf, type Origin, type WireEvent } from './wire.js';
 
 /**

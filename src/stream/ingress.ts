@@ -1,4 +1,4 @@
-import type { Logger } from '../daemon/diagnostics.js';
+import type { Logger } from '../core/logger.js';
 import type { WriteOutcome } from '../sinks/sink.js';
 import type { Ingress, IngestOutcome, StreamHubApi } from './hub-types.js';
 import { dedupeKey, type WireEvent } from './wire.js';

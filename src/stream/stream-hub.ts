@@ -1,4 +1,4 @@
-import type { Logger } from '../daemon/diagnostics.js';
+import type { Logger } from '../core/logger.js';
 import type { StreamHubApi, SubscribeRefusal, SubscriberSink, Subscription, SubscriptionSpec } from './hub-types.js';
 import { Subscriber, type SubscriberHost } from './hub/subscriber.js';
 import { ReplayBuffer } from './replay-buffer.js';

@@ -7,12 +7,12 @@
 import path from 'node:path';
 import { downlevel } from '../capture/downlevel.js';
 import type { CaptureEvent } from '../capture/types.js';
-import { safeFileName } from '../sinks/safe-file-name.js';
+import { safeFileName } from '../history/safe-file-name.js';
 import { comparePosition, type Position } from '../stream/wire.js';
 import { PendingCards } from './cards.js';
 import type { Styler } from './color.js';
 import { Footer, type Terminal } from './footer.js';
-import { HistoryFollower } from './jsonl-follow.js';
+import { HistoryFollower } from '../history/follow.js';
 import type { TailPlan } from './options.js';
 import { Printer } from './printer.js';
 import { renderNotice } from './render.js';

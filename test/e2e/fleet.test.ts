@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { traceIdFor } from '../../exporters/otel/ids.js';
+import { traceIdFor } from '../../src/otel/ids.js';
 import { postHook } from '../support/hook-client.js';
 import { SENTINEL } from '../support/scripted-session.js';
 import { startDaemonProcess, waitFor, type DaemonProcess } from '../support/processes.js';

@@ -26,7 +26,7 @@ import {
   type PrometheusService,
 } from './support/services.js';
 import { decodeResourceLogs } from '../support/otlp-json.js';
-import { toLogRecord } from '../../exporters/otel/logs/log-record.js';
+import { toLogRecord } from '../../src/otel/logs/log-record.js';
 import type { AepEvent } from '../../src/aep/event.js';
 
 /**

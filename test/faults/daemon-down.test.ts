@@ -9,7 +9,7 @@ import { CLI } from '../support/paths.js';
 import { runShim, startDaemonProcess, tempDir, waitFor, type DaemonProcess } from '../support/processes.js';
 import { scriptedSession, SENTINEL, type Envelope } from '../support/scripted-session.js';
 import { readLogs, streamViolations, type Ev } from '../support/stream-invariants.js';
-import { safeFileName } from '../../src/sinks/safe-file-name.js';
+import { safeFileName } from '../../src/history/safe-file-name.js';
 import { hookEnvelopeSchema } from '../../src/hermes/envelope.js';
 
 /**

@@ -5,7 +5,7 @@ import { Agent, request } from 'node:http';
 import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { cardSpanId, toolSpanId } from '../../exporters/otel/ids.js';
+import { cardSpanId, toolSpanId } from '../../src/otel/ids.js';
 import { CLI } from '../support/paths.js';
 import { decodeResourceSpans, type DecodedSpan } from '../support/otlp-json.js';
 import { tempDir, waitFor } from '../support/processes.js';

@@ -6,7 +6,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { eventKey, keyedSession, postHook, type KeyedHook } from '../support/hook-client.js';
 import { SPOOL_KEY_HEADER } from '../../src/transport/spool-key.js';
 import { startDaemonProcess, waitFor, type DaemonProcess } from '../support/processes.js';
-import { safeFileName } from '../../src/sinks/safe-file-name.js';
+import { safeFileName } from '../../src/history/safe-file-name.js';
 
 const LIMIT = 128;
 const SESSIONS = 300;

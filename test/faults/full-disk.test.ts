@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventKey, keyedSession, postHook, type KeyedHook } from '../support/hook-client.js';
 import { runShim, startDaemonProcess, tempDir, waitFor, type DaemonProcess } from '../support/processes.js';
-import { safeFileName } from '../../src/sinks/safe-file-name.js';
+import { safeFileName } from '../../src/history/safe-file-name.js';
 import { pluginCopy, runHarness } from '../unit/plugin/support.js';
 import { fill, mountTmpfs, umount } from '../support/tmpfs.js';
 

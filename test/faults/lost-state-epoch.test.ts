@@ -3,7 +3,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { keyedSession, postHook } from '../support/hook-client.js';
 import { startDaemonProcess, waitFor, type DaemonProcess } from '../support/processes.js';
-import { safeFileName } from '../../src/sinks/safe-file-name.js';
+import { safeFileName } from '../../src/history/safe-file-name.js';
 
 const SESSION = 'lost_state_epoch';
 const BEHIND = "the state dir's epoch was behind the history";

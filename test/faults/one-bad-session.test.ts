@@ -3,7 +3,7 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { eventKey, keyedSession } from '../support/hook-client.js';
 import { httpCall, runShim, startDaemonProcess, tempDir, waitFor, type DaemonProcess } from '../support/processes.js';
-import { safeFileName } from '../../src/sinks/safe-file-name.js';
+import { safeFileName } from '../../src/history/safe-file-name.js';
 
 const GOOD = 20;
 const CALLS = 4;

@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { ulid } from 'ulid';
 import { readSettings } from '../../src/config/settings.js';
-import { silentLogger } from '../../src/daemon/diagnostics.js';
+import { silentLogger } from '../../src/core/logger.js';
 import { startDaemon, type RunningDaemon } from '../../src/daemon/main.js';
 import { WsConsumer } from './aep-stream-client.js';
 import { ROOT } from './paths.js';

@@ -1,6 +1,6 @@
 import { monotonicFactory } from 'ulid';
 import { defaultPolicy, type CapturePolicy } from '../../src/capture/policy.js';
-import { silentLogger, type Logger } from '../../src/daemon/diagnostics.js';
+import { silentLogger, type Logger } from '../../src/core/logger.js';
 import { IdentityStage } from '../../src/identity/identity-stage.js';
 import { createHookApp } from '../../src/daemon/hook-app.js';
 import type { AepEvent } from '../../src/aep/event.js';

@@ -1,8 +1,8 @@
 import { InMemorySpanExporter, type ReadableSpan } from '@opentelemetry/sdk-trace';
-import { OtelMirror } from '../../exporters/otel/otel-mirror.js';
-import { loadOtelConfig } from '../../exporters/otel/otel-config.js';
-import { samplerFromEnv } from '../../exporters/otel/sampler.js';
-import { SpanContextStage } from '../../exporters/otel/span-context-stage.js';
+import { OtelMirror } from '../../src/otel/otel-mirror.js';
+import { loadOtelConfig } from '../../src/otel/otel-config.js';
+import { samplerFromEnv } from '../../src/otel/sampler.js';
+import { SpanContextStage } from '../../src/otel/span-context-stage.js';
 import { inProcessDaemon } from './in-process-daemon.js';
 import type { CapturePolicy } from '../../src/capture/policy.js';
 import type { Envelope } from './scripted-session.js';

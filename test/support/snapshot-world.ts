@@ -4,17 +4,17 @@ import path from 'node:path';
 import type { AepEvent } from '../../src/aep/event.js';
 import { defaultPolicy } from '../../src/capture/policy.js';
 import { DriftWatch } from '../../src/daemon/drift.js';
-import { silentLogger } from '../../src/daemon/diagnostics.js';
+import { silentLogger } from '../../src/core/logger.js';
 import { HookPipeline } from '../../src/daemon/pipeline.js';
 import type { HookEnvelope } from '../../src/hermes/envelope.js';
 import { EndedSessions } from '../../src/identity/ended-sessions.js';
 import { IdentityStage } from '../../src/identity/identity-stage.js';
 import { EventBus } from '../../src/sinks/event-bus.js';
-import { JsonlHistorySink } from '../../src/sinks/history/jsonl-history-sink.js';
+import { JsonlHistorySink } from '../../src/history/jsonl-history-sink.js';
 import { Snapshotter, type RestoreReport } from '../../src/state/snapshot.js';
-import { loadOtelConfig } from '../../exporters/otel/otel-config.js';
-import { OtelMirror } from '../../exporters/otel/otel-mirror.js';
-import { SpanContextStage } from '../../exporters/otel/span-context-stage.js';
+import { loadOtelConfig } from '../../src/otel/otel-config.js';
+import { OtelMirror } from '../../src/otel/otel-mirror.js';
+import { SpanContextStage } from '../../src/otel/span-context-stage.js';
 import type { Envelope } from './scripted-session.js';
 
 /**

@@ -5,9 +5,9 @@ import { defaultPolicy } from '../../src/capture/policy.js';
 import type { HookEnvelope } from '../../src/hermes/envelope.js';
 import { IdentityStage } from '../../src/identity/identity-stage.js';
 import { readHook } from '../../src/mapping/map-hook.js';
-import { safeFileName } from '../../src/sinks/safe-file-name.js';
-import { SpanContextStage } from '../../exporters/otel/span-context-stage.js';
-import { SpanBuilder } from '../../exporters/otel/span-builder.js';
+import { safeFileName } from '../../src/history/safe-file-name.js';
+import { SpanContextStage } from '../../src/otel/span-context-stage.js';
+import { SpanBuilder } from '../../src/otel/span-builder.js';
 import { SENTINEL, type Envelope } from './scripted-session.js';
 
 /**

@@ -1,5 +1,5 @@
 import type { OwnControlPort } from '../socket/frames.js';
-import type { Logger } from '../../daemon/diagnostics.js';
+import type { Logger } from '../../core/logger.js';
 import type { StreamAuth } from '../stream-auth.js';
 import type { EventFilter, Ingress, StreamHubApi } from '../hub-types.js';
 import type { Position } from '../wire.js';

@@ -1,4 +1,4 @@
-import { scanJson, type ScanLimits } from '../../daemon/json-scan.js';
+import { scanJson, type ScanLimits } from '../../transport/json-scan.js';
 import { checkEnvelope, lineOf } from '../envelope-check.js';
 import type { OwnSourceCheck } from '../own-source.js';
 import type { WireEvent } from '../wire.js';

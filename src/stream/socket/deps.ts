@@ -1,5 +1,5 @@
 import type { IncomingMessage } from 'node:http';
-import type { Logger } from '../../daemon/diagnostics.js';
+import type { Logger } from '../../core/logger.js';
 import type { EventFilter, Ingress, StreamHubApi } from '../hub-types.js';
 import type { Position } from '../wire.js';
 import type { OwnControlPort } from './frames.js';

@@ -8,7 +8,7 @@
 //                                       the synchronous rest of the pipeline (identity, span context, publish), the write
 import { hookEnvelopeSchema } from '../../../src/hermes/envelope.js';
 import { loadSettings } from '../../../src/config/settings.js';
-import { silentLogger } from '../../../src/daemon/diagnostics.js';
+import { silentLogger } from '../../../src/core/logger.js';
 import { startDaemon } from '../../../src/daemon/main.js';
 import { readHook } from '../../../src/mapping/map-hook.js';
 import { soakEnvelope, soakSession } from '../../support/soak-history.js';

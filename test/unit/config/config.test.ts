@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../src/config/config.js';
 import { configError } from '../../support/config-error.js';
 import { daemonDirectories, readSettings } from '../../../src/config/settings.js';
-import { loadOtelConfig } from '../../../exporters/otel/otel-config.js';
+import { loadOtelConfig } from '../../../src/otel/otel-config.js';
 
 describe('settings', () => {
   it('defaults, and empty values read as unset (never 0)', () => {

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { AepEvent } from '../../../src/aep/event.js';
-import type { Degradation } from '../../../src/sinks/health-latch.js';
+import type { Degradation } from '../../../src/core/health-latch.js';
 import type { EventSink, WriteOutcome } from '../../../src/sinks/sink.js';
 import { inProcessDaemon } from '../../support/in-process-daemon.js';
 import { preToolCallBody } from '../../support/scripted-session.js';

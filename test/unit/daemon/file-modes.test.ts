@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { readSettings } from '../../../src/config/settings.js';
-import { silentLogger } from '../../../src/daemon/diagnostics.js';
+import { silentLogger } from '../../../src/core/logger.js';
 import { startDaemon, type RunningDaemon } from '../../../src/daemon/main.js';
 import { ROOT } from '../../support/paths.js';
 import { httpCall, waitFor } from '../../support/processes.js';

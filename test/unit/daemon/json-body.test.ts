@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { PassThrough, Readable } from 'node:stream';
-import { scanJson } from '../../../src/daemon/json-scan.js';
+import { scanJson } from '../../../src/transport/json-scan.js';
 import { BodyRefusal, JsonBodyParser, knownDepth, parseBounded } from '../../../src/daemon/json-body.js';
 import { nestsDeeperThan } from '../../../src/daemon/server.js';
 import { Assembler, splitValue } from '../../../src/daemon/json-parts.js';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { closeSync, openSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { silentLogger } from '../../../src/daemon/diagnostics.js';
+import { silentLogger } from '../../../src/core/logger.js';
 import { SpoolDir } from '../../../src/daemon/spool-dir.js';
 import { tempDir } from '../../support/processes.js';
 

@@ -5,7 +5,7 @@ import { chmodSync, existsSync, mkdirSync, readdirSync, renameSync, statSync, ut
 import path from 'node:path';
 import { monotonicFactory } from 'ulid';
 import { defaultPolicy } from '../../../src/capture/policy.js';
-import { silentLogger } from '../../../src/daemon/diagnostics.js';
+import { silentLogger } from '../../../src/core/logger.js';
 import { createHookApp } from '../../../src/daemon/hook-app.js';
 import type { SpoolIngest } from '../../../src/daemon/spool-ingest.js';
 import { decode } from '../../../src/daemon/spool-format.js';

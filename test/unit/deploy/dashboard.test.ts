@@ -146,7 +146,7 @@ describe('deploy/grafana/dashboards/hermes-aep.json', () => {
     const job = dashboard.templating?.list.find((v) => v.name === 'job');
     expect(job?.type).toBe('query');
     expect(job?.current?.value).toBe('hermes-aep');
-    const source = readFileSync(path.join(ROOT, 'exporters', 'otel', 'span-export.ts'), 'utf8');
+    const source = readFileSync(path.join(ROOT, 'src', 'otel', 'span-export.ts'), 'utf8');
     expect(source).toContain("[RESOURCE_ATTR.serviceName]: 'hermes-aep'");
   });
 });

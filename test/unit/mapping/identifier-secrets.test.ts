@@ -13,13 +13,13 @@
 import { InMemoryLogRecordExporter } from '@opentelemetry/sdk-logs';
 import { JsonLogsSerializer } from '@opentelemetry/otlp-transformer';
 import { describe, expect, it } from 'vitest';
-import { AepLogSink } from '../../../exporters/otel/logs/log-sink.js';
-import { loadLogsConfig } from '../../../exporters/otel/logs/logs-config.js';
+import { AepLogSink } from '../../../src/otel/logs/log-sink.js';
+import { loadLogsConfig } from '../../../src/otel/logs/logs-config.js';
 import { defaultPolicy } from '../../../src/capture/policy.js';
 import { ControlTarget } from '../../../src/control/control-target.js';
 import type { ControlSettings } from '../../../src/control/control-types.js';
 import { controlStep } from '../../../src/control/hook-step.js';
-import { silentLogger } from '../../../src/daemon/diagnostics.js';
+import { silentLogger } from '../../../src/core/logger.js';
 import { hookEnvelopeSchema } from '../../../src/hermes/envelope.js';
 import { readHook } from '../../../src/mapping/map-hook.js';
 import { mirroredDaemon } from '../../support/otel-harness.js';

@@ -4,7 +4,7 @@ import { defaultPolicy } from '../../../src/capture/policy.js';
 import { readHook } from '../../../src/mapping/map-hook.js';
 import { hookEnvelopeSchema } from '../../../src/hermes/envelope.js';
 import { UNKNOWN_SESSION, type AepEvent } from '../../../src/aep/event.js';
-import { safeFileName } from '../../../src/sinks/safe-file-name.js';
+import { safeFileName } from '../../../src/history/safe-file-name.js';
 
 function stage() {
   let n = 0;

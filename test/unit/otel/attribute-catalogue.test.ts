@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { ATTRIBUTE_CATALOGUE, EVENT_ATTR, LINK_ATTR, RESOURCE_ATTR, SPAN_ATTR, type AttributePlace } from '../../../exporters/otel/attribute-catalogue.js';
+import { ATTRIBUTE_CATALOGUE, EVENT_ATTR, LINK_ATTR, RESOURCE_ATTR, SPAN_ATTR, type AttributePlace } from '../../../src/otel/attribute-catalogue.js';
 import { CONTENT_ON, mirroredDaemon } from '../../support/otel-harness.js';
 import { ROOT } from '../../support/paths.js';
 import { scriptedSession } from '../../support/scripted-session.js';
 
-const OTEL = path.join(ROOT, 'exporters', 'otel');
+const OTEL = path.join(ROOT, 'src', 'otel');
 const CATALOGUE_FILE = 'attribute-catalogue.ts';
 
 /** The README's "Spans" table: attribute name → the "on" cell, in row order. */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ForeignSpans } from '../../../exporters/otel/foreign-spans.js';
-import { samplerFromEnv } from '../../../exporters/otel/sampler.js';
+import { ForeignSpans } from '../../../src/otel/foreign-spans.js';
+import { samplerFromEnv } from '../../../src/otel/sampler.js';
 import { checkEnvelope } from '../../../src/stream/envelope-check.js';
 import type { WireEvent } from '../../../src/stream/wire.js';
 

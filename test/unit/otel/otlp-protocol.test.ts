@@ -5,9 +5,9 @@ import type { SpanExporter } from '@opentelemetry/sdk-trace';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { configError } from '../../support/config-error.js';
 import { readSettings } from '../../../src/config/settings.js';
-import { DeferredExporter } from '../../../exporters/otel/deferred-exporter.js';
-import { createExporter } from '../../../exporters/otel/exporter-factory.js';
-import { loadOtelConfig, OTLP_PROTOCOLS } from '../../../exporters/otel/otel-config.js';
+import { DeferredExporter } from '../../../src/otel/deferred-exporter.js';
+import { createExporter } from '../../../src/otel/exporter-factory.js';
+import { loadOtelConfig, OTLP_PROTOCOLS } from '../../../src/otel/otel-config.js';
 
 const ENDPOINT = { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318' };
 const protocolOf = (env: Record<string, string>) => loadOtelConfig('/l', { ...ENDPOINT, ...env }).protocol;

@@ -2,8 +2,8 @@ import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { ROOT_CONTEXT, SpanKind } from '@opentelemetry/api';
 import { AlwaysOffSampler, AlwaysOnSampler, ParentBasedSampler, SamplingDecision, TraceIdRatioBasedSampler, type Sampler } from '@opentelemetry/sdk-trace';
-import { loadOtelConfig } from '../../../exporters/otel/otel-config.js';
-import { createSampler } from '../../../exporters/otel/sampler.js';
+import { loadOtelConfig } from '../../../src/otel/otel-config.js';
+import { createSampler } from '../../../src/otel/sampler.js';
 
 /** The sampler the daemon builds: from the OTel config read from these settings. */
 const daemonSampler = (env: NodeJS.ProcessEnv) => createSampler(loadOtelConfig('/logs', env).sampler);

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { SpanBuilder } from '../../../exporters/otel/span-builder.js';
-import { FileSpanExporter } from '../../../exporters/otel/file-span-exporter.js';
-import { toReadableSpan } from '../../../exporters/otel/readable-span.js';
-import { samplerFromEnv } from '../../../exporters/otel/sampler.js';
+import { SpanBuilder } from '../../../src/otel/span-builder.js';
+import { FileSpanExporter } from '../../../src/otel/file-span-exporter.js';
+import { toReadableSpan } from '../../../src/otel/readable-span.js';
+import { samplerFromEnv } from '../../../src/otel/sampler.js';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import type { AepEvent } from '../../../src/aep/event.js';
 import type { AepType } from '../../../src/aep/lifecycle.js';

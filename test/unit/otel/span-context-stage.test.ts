@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import type { AepEvent } from '../../../src/aep/event.js';
 import type { AepType } from '../../../src/aep/lifecycle.js';
-import { SpanContextStage } from '../../../exporters/otel/span-context-stage.js';
+import { SpanContextStage } from '../../../src/otel/span-context-stage.js';
 import { inProcessDaemon } from '../../support/in-process-daemon.js';
 import { scriptedSession } from '../../support/scripted-session.js';
-import type { SpanCtx } from '../../../exporters/otel/span-builder.js';
+import type { SpanCtx } from '../../../src/otel/span-builder.js';
 
 const event = (id: string, type: AepType = 'tool.requested'): AepEvent => ({
   aep: '0.1',

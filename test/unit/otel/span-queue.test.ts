@@ -1,10 +1,10 @@
 import type { ExportResult } from '@opentelemetry/core';
 import type { ReadableSpan, SpanExporter } from '@opentelemetry/sdk-trace';
 import { afterEach, describe, expect, it } from 'vitest';
-import { loadOtelConfig } from '../../../exporters/otel/otel-config.js';
-import { OtelMirror } from '../../../exporters/otel/otel-mirror.js';
-import { samplerFromEnv } from '../../../exporters/otel/sampler.js';
-import { SpanContextStage } from '../../../exporters/otel/span-context-stage.js';
+import { loadOtelConfig } from '../../../src/otel/otel-config.js';
+import { OtelMirror } from '../../../src/otel/otel-mirror.js';
+import { samplerFromEnv } from '../../../src/otel/sampler.js';
+import { SpanContextStage } from '../../../src/otel/span-context-stage.js';
 import { inProcessDaemon } from '../../support/in-process-daemon.js';
 import { waitFor } from '../../support/processes.js';
 import { scriptedSession } from '../../support/scripted-session.js';

@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { RelayLink, type RelayLinkOptions } from '../../../src/relay/relay-link.js';
-import { silentLogger, type Logger } from '../../../src/daemon/diagnostics.js';
+import { silentLogger, type Logger } from '../../../src/core/logger.js';
 import { waitFor } from '../../support/processes.js';
 import { ev, FakeRelay } from './fake-relay.js';
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { AepEvent } from '../../../src/aep/event.js';
 import { EventBus } from '../../../src/sinks/event-bus.js';
-import type { Degradation } from '../../../src/sinks/health-latch.js';
+import type { Degradation } from '../../../src/core/health-latch.js';
 import type { EventSink, WriteOutcome } from '../../../src/sinks/sink.js';
 
 const events = (n: number) => Array.from({ length: n }, (_, i) => ({ id: `e${i}`, session: 's' }) as unknown as AepEvent);

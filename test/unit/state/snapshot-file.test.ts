@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import fc from 'fast-check';
-import { findLineEnd } from '../../../src/state/find-line.js';
+import { findLineEnd } from '../../../src/history/find-line.js';
 import { HEADER_SLOT, readSnapshot, SnapshotRejected, writeSnapshot } from '../../../src/state/snapshot-file.js';
 import { tempDir } from '../../support/processes.js';
 

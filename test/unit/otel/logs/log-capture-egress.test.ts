@@ -1,8 +1,8 @@
 import { InMemoryLogRecordExporter } from '@opentelemetry/sdk-logs';
 import { JsonLogsSerializer, ProtobufLogsSerializer } from '@opentelemetry/otlp-transformer';
 import { describe, expect, it } from 'vitest';
-import { AepLogSink } from '../../../../exporters/otel/logs/log-sink.js';
-import { loadLogsConfig } from '../../../../exporters/otel/logs/logs-config.js';
+import { AepLogSink } from '../../../../src/otel/logs/log-sink.js';
+import { loadLogsConfig } from '../../../../src/otel/logs/logs-config.js';
 import { CAPTURE_LEVELS, captureRank, type CaptureLevel } from '../../../../src/capture/levels.js';
 import { inProcessDaemon } from '../../../support/in-process-daemon.js';
 import { MARKER, scriptedSession, type Envelope } from '../../../support/scripted-session.js';

@@ -2,15 +2,15 @@ import type { ExportResult } from '@opentelemetry/core';
 import { InMemoryLogRecordExporter, type LogRecordExporter, type ReadableLogRecord } from '@opentelemetry/sdk-logs';
 import { InMemorySpanExporter } from '@opentelemetry/sdk-trace';
 import { afterEach, describe, expect, it } from 'vitest';
-import { AepLogSink } from '../../../../exporters/otel/logs/log-sink.js';
-import { parseTraceparent, toLogRecord, type BridgeEvent } from '../../../../exporters/otel/logs/log-record.js';
-import { loadLogsConfig } from '../../../../exporters/otel/logs/logs-config.js';
-import { loadOtelConfig } from '../../../../exporters/otel/otel-config.js';
-import { OtelMirror } from '../../../../exporters/otel/otel-mirror.js';
-import { samplerFromEnv } from '../../../../exporters/otel/sampler.js';
-import { SpanContextStage } from '../../../../exporters/otel/span-context-stage.js';
+import { AepLogSink } from '../../../../src/otel/logs/log-sink.js';
+import { parseTraceparent, toLogRecord, type BridgeEvent } from '../../../../src/otel/logs/log-record.js';
+import { loadLogsConfig } from '../../../../src/otel/logs/logs-config.js';
+import { loadOtelConfig } from '../../../../src/otel/otel-config.js';
+import { OtelMirror } from '../../../../src/otel/otel-mirror.js';
+import { samplerFromEnv } from '../../../../src/otel/sampler.js';
+import { SpanContextStage } from '../../../../src/otel/span-context-stage.js';
 import type { AepEvent } from '../../../../src/aep/event.js';
-import type { Logger } from '../../../../src/daemon/diagnostics.js';
+import type { Logger } from '../../../../src/core/logger.js';
 import { inProcessDaemon } from '../../../support/in-process-daemon.js';
 import { waitFor } from '../../../support/processes.js';
 import { scriptedSession } from '../../../support/scripted-session.js';
@@ -173,7 +173,7 @@ describe('bounded, and every record not delivered counted', () => {
 
   it('an SDK side that cannot take the record (an exporter whose import failed) fails the export, counted', async () => {
     const events = (await someEvents()).slice(0, 2);
-    const { DeferredLogExporter } = await import('../../../../exporters/otel/logs/log-exporter.js');
+    const { DeferredLogExporter } = await import('../../../../src/otel/logs/log-exporter.js');
     const sink = logSink(new DeferredLogExporter(() => Promise.reject(Object.assign(new Error('nope'), { code: 'ERR_MODULE_NOT_FOUND' }))));
     sink.start();
     sink.write(events);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { loadLogsConfig } from '../../../../exporters/otel/logs/logs-config.js';
+import { loadLogsConfig } from '../../../../src/otel/logs/logs-config.js';
 import { readSettings } from '../../../../src/config/settings.js';
 import { configError } from '../../../support/config-error.js';
 

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { exportedData, parseTraceparent, toLogRecord, unixNanos, type BridgeEvent } from '../../../../exporters/otel/logs/log-record.js';
+import { exportedData, parseTraceparent, toLogRecord, unixNanos, type BridgeEvent } from '../../../../src/otel/logs/log-record.js';
 import { ROOT } from '../../../support/paths.js';
 
 const golden: BridgeEvent[] = readFileSync(path.join(ROOT, 'fixtures/aep/golden/golden.jsonl'), 'utf8')

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { AggregationTemporality, InMemoryMetricExporter, type Histogram, type MetricData } from '@opentelemetry/sdk-metrics';
-import { MetricsSink } from '../../../../exporters/otel/metrics/metrics-sink.js';
-import { loadMetricsConfig } from '../../../../exporters/otel/metrics/metrics-config.js';
-import type { DaemonReadings } from '../../../../exporters/otel/metrics/daemon-readings.js';
+import { MetricsSink } from '../../../../src/otel/metrics/metrics-sink.js';
+import { loadMetricsConfig } from '../../../../src/otel/metrics/metrics-config.js';
+import type { DaemonReadings } from '../../../../src/otel/metrics/daemon-readings.js';
 import type { AepEvent } from '../../../../src/aep/event.js';
 
 /** The caps docs/metrics.md documents (a change there changes these). */

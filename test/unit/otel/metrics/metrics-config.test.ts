@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { loadMetricsConfig } from '../../../../exporters/otel/metrics/metrics-config.js';
+import { loadMetricsConfig } from '../../../../src/otel/metrics/metrics-config.js';
 import { configError } from '../../../support/config-error.js';
 
 describe('metrics settings', () => {

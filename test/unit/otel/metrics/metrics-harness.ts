@@ -1,7 +1,7 @@
 import { AggregationTemporality, InMemoryMetricExporter, type MetricData } from '@opentelemetry/sdk-metrics';
-import { MetricsSink } from '../../../../exporters/otel/metrics/metrics-sink.js';
-import { loadMetricsConfig } from '../../../../exporters/otel/metrics/metrics-config.js';
-import type { DaemonReadings } from '../../../../exporters/otel/metrics/daemon-readings.js';
+import { MetricsSink } from '../../../../src/otel/metrics/metrics-sink.js';
+import { loadMetricsConfig } from '../../../../src/otel/metrics/metrics-config.js';
+import type { DaemonReadings } from '../../../../src/otel/metrics/daemon-readings.js';
 import { inProcessDaemon } from '../../../support/in-process-daemon.js';
 import type { Envelope } from '../../../support/scripted-session.js';
 

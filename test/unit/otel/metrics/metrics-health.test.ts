@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import type { PushMetricExporter } from '@opentelemetry/sdk-metrics';
-import { MetricsSink } from '../../../../exporters/otel/metrics/metrics-sink.js';
-import { ExportFailures } from '../../../../exporters/otel/metrics/daemon-readings.js';
-import { loadMetricsConfig } from '../../../../exporters/otel/metrics/metrics-config.js';
-import type { Logger } from '../../../../src/daemon/diagnostics.js';
+import { MetricsSink } from '../../../../src/otel/metrics/metrics-sink.js';
+import { ExportFailures } from '../../../../src/otel/metrics/daemon-readings.js';
+import { loadMetricsConfig } from '../../../../src/otel/metrics/metrics-config.js';
+import type { Logger } from '../../../../src/core/logger.js';
 
 /** An exporter that fails while `failing` is set. */
 function flaky() {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { AggregationTemporality, DataPointType, type Histogram } from '@opentelemetry/sdk-metrics';
-import { INSTRUMENTS } from '../../../../exporters/otel/metrics/instrument-catalogue.js';
-import { measure, Pairing } from '../../../../exporters/otel/metrics/measurements.js';
+import { INSTRUMENTS } from '../../../../src/otel/metrics/instrument-catalogue.js';
+import { measure, Pairing } from '../../../../src/otel/metrics/measurements.js';
 import type { AepEvent } from '../../../../src/aep/event.js';
 import { MARKER, scriptedSession } from '../../../support/scripted-session.js';
 import { meteredDaemon, points } from './metrics-harness.js';

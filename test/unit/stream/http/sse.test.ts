@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createDiagnostics } from '../../../../src/daemon/diagnostics.js';
+import { createDiagnostics } from '../../../../src/core/logger.js';
 import { ROOT } from '../../../support/paths.js';
 import { waitFor } from '../../../support/processes.js';
 import { openSse, type SseClient } from './sse-client.js';

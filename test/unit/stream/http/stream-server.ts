@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { buildServer } from '../../../../src/daemon/server.js';
 import type { HookPipeline } from '../../../../src/daemon/pipeline.js';
-import { silentLogger, type Logger } from '../../../../src/daemon/diagnostics.js';
+import { silentLogger, type Logger } from '../../../../src/core/logger.js';
 import { StreamAuth } from '../../../../src/stream/stream-auth.js';
 import { RequestGuard } from '../../../../src/transport/request-guard.js';
 import type { StreamHttpDeps } from '../../../../src/stream/http/deps.js';

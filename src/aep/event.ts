@@ -1,9 +1,9 @@
-import type { CaptureLevel } from '../capture/levels.js';
+import type { CaptureLevel } from '../core/capture-levels.js';
 import type { AepType, XHermesFallbackType } from './lifecycle.js';
 import type { KnownType, PayloadOf } from './payloads.js';
-import type { Severity } from './severity.js';
+import type { Severity } from '../core/severity.js';
 
-export type { Severity } from './severity.js';
+export type { Severity } from '../core/severity.js';
 
 /** The envelope attributes of an AEP 0.1 event as this adapter emits it (AEP-0001 §5), all but `type` and `data`. */
 export interface AepEnvelope {

@@ -1,4 +1,4 @@
-import type { Severity } from './severity.js';
+import type { Severity } from '../core/severity.js';
 
 /**
  * The one AEP lifecycle table of this project: which unit families exist,

@@ -1,4 +1,4 @@
-import type { ModelUsage } from '../usage/token-usage.js';
+import type { ModelUsage } from '../core/usage-keys.js';
 import type { AepType, ControlAckType, GUARDRAIL, LifecycleType, XHermesFallbackType, XHermesType } from './lifecycle.js';
 
 /**

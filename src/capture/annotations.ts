@@ -7,7 +7,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { findPackageRoot } from '../util/package-root.js';
-import { isCaptureLevel, type CaptureLevel } from './levels.js';
+import { isCaptureLevel, type CaptureLevel } from '../core/capture-levels.js';
 
 /**
  * The capture annotation of one schema node: its own minimum level, plus the

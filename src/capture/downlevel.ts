@@ -5,7 +5,7 @@
  * (adapter, fan-out, exporter) can apply them and get the same bytes.
  */
 import { annotationsFor, type AnnotationNode } from './annotations.js';
-import { captureRank, DEFAULT_CAPTURE, isCaptureLevel, type CaptureLevel } from './levels.js';
+import { captureRank, DEFAULT_CAPTURE, isCaptureLevel, type CaptureLevel } from '../core/capture-levels.js';
 import { redactValue, type RedactOptions } from './redact.js';
 import type { CaptureEvent, FormFieldSpec } from './types.js';
 

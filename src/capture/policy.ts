@@ -1,4 +1,4 @@
-import type { CaptureLevel } from './levels.js';
+import type { CaptureLevel } from '../core/capture-levels.js';
 import type { RedactOptions } from './redact.js';
 
 /**

@@ -3,7 +3,7 @@
  * what gating reads, so any richer Event or field_spec type (the envelope
  * model, a zod-inferred payload) is assignable without conversion.
  */
-import type { CaptureLevel } from './levels.js';
+import type { CaptureLevel } from '../core/capture-levels.js';
 
 /**
  * The envelope members down-leveling reads or rewrites (AEP-0001 §5.1):

@@ -2,7 +2,7 @@ import { isIP } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
-import { CAPTURE_LEVELS, type CaptureLevel } from '../capture/levels.js';
+import { CAPTURE_LEVELS, type CaptureLevel } from '../core/capture-levels.js';
 import type { CapturePolicy } from '../capture/policy.js';
 import { MAX_SOCKET_PATH_BYTES } from '../transport/unix-socket.js';
 import { absolutePath, bool, int, listOf, oneOf, pathOrOff, readEnv, reject, setting, wsUrl } from './read-env.js';

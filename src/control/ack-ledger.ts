@@ -1,7 +1,7 @@
 import { LRUCache } from 'lru-cache';
 import { isControlAck } from '../aep/lifecycle.js';
 import { isCommandType } from '../stream/socket/frames.js';
-import { dedupeKey, type WireEvent } from '../stream/wire.js';
+import { dedupeKey, type WireEvent } from '../aep/wire.js';
 
 /** Commands whose dedupe state (and recorded ack) is remembered: the least recently seen are forgotten first. */
 export const MAX_REMEMBERED_COMMANDS = 10_000;

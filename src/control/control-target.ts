@@ -5,7 +5,7 @@ import type { CapturePolicy } from '../capture/policy.js';
 import { atLeast, gatedText } from '../mapping/content.js';
 import type { Logger } from '../core/logger.js';
 import type { ControlItem } from '../identity/identity-stage.js';
-import { wireFromOwn, wireOf, type WireEvent } from '../stream/wire.js';
+import { wireFromOwn, wireOf, type WireEvent } from '../aep/wire.js';
 import { needsDownlevel } from '../stream/ceiling.js';
 import { downlevel } from '../capture/downlevel.js';
 import type { CaptureEvent } from '../capture/types.js';

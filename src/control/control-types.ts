@@ -1,6 +1,6 @@
 import type { AepEvent } from '../aep/event.js';
 import type { ControlItem } from '../identity/identity-stage.js';
-import type { WireEvent } from '../stream/wire.js';
+import type { WireEvent } from '../aep/wire.js';
 
 /** The control gates' settings (DaemonConfig `control`). */
 export interface ControlSettings {

@@ -17,7 +17,7 @@ import { NeverWritable, SpoolIngest } from './spool-ingest.js';
 import type { ControlTarget } from '../control/control-target.js';
 import type { ControlSettings } from '../control/control-types.js';
 import { controlStep } from '../control/hook-step.js';
-import { wireFromOwn, type WireEvent } from '../stream/wire.js';
+import { wireFromOwn, type WireEvent } from '../aep/wire.js';
 
 export interface HookAppOptions {
   readonly policy: CapturePolicy;

@@ -26,7 +26,7 @@ import { ensureHookToken, HookTokenError } from '../transport/hook-token.js';
 import { openListeners } from '../transport/listeners.js';
 import { prepareSocketPath, SocketInUseError } from '../transport/unix-socket.js';
 import { RelayLink } from '../relay/relay-link.js';
-import { captureRank } from '../capture/levels.js';
+import { captureRank } from '../core/capture-levels.js';
 import type { Degradation } from '../core/health-latch.js';
 import { wireStream, type StreamFactories, type StreamWiring } from './stream-wiring.js';
 import { streamFactories } from './stream-factories.js';

@@ -10,7 +10,7 @@ import type { ControlItem } from '../identity/identity-stage.js';
 import type { LiveHook, ReplyPlan, StepResult } from '../control/hook-step.js';
 import type { Emitted } from '../control/control-types.js';
 import { adoptLine } from '../aep/event-line.js';
-import type { WireEvent } from '../stream/wire.js';
+import type { WireEvent } from '../aep/wire.js';
 import { priceModelCalls, type PriceSource } from '../usage/price-step.js';
 import { extraOf } from '../hermes/envelope.js';
 import { HookCounts } from './hook-counts.js';

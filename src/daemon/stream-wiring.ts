@@ -9,7 +9,7 @@ import type { Ingress, StreamHubApi } from '../stream/hub-types.js';
 import { BridgeIngress, type IngressMirror } from '../stream/ingress.js';
 import type { OwnRefusals } from '../stream/own-source.js';
 import { ownSessionCheck } from '../stream/own-sessions.js';
-import { wireFromOwn, type WireEvent } from '../stream/wire.js';
+import { wireFromOwn, type WireEvent } from '../aep/wire.js';
 import type { UpgradeHandler } from '../transport/listeners.js';
 import type { RequestGuard } from '../transport/request-guard.js';
 import type { Logger } from '../core/logger.js';

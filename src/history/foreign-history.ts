@@ -5,7 +5,7 @@ import type { Degradation } from '../core/health-latch.js';
 import { JsonlHistorySink } from './jsonl-history-sink.js';
 import { safeFileName } from './safe-file-name.js';
 import type { WriteOutcome } from '../sinks/sink.js';
-import type { WireEvent } from '../stream/wire.js';
+import type { WireEvent } from '../aep/wire.js';
 
 /**
  * Where other emitters' events are kept: `{AEP_LOG_DIR}/ingest/{agent}/{session}.jsonl`

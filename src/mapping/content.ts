@@ -1,4 +1,4 @@
-import { captureRank, type CaptureLevel } from '../capture/levels.js';
+import { captureRank, type CaptureLevel } from '../core/capture-levels.js';
 import { contentDigest } from '../capture/canonical-json.js';
 import { redactText, redactValue } from '../capture/redact.js';
 import { levelFor, type CapturePolicy } from '../capture/policy.js';

@@ -1,6 +1,6 @@
 import type { AepEvent } from '../aep/event.js';
 import { FAMILIES } from '../aep/lifecycle.js';
-import type { WireEvent } from '../stream/wire.js';
+import type { WireEvent } from '../aep/wire.js';
 import { RecencyMap } from '../util/recency-map.js';
 import { SPAN_ATTR } from './attribute-catalogue.js';
 import { traceIdFor } from './ids.js';

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { z } from 'zod';
-import { CAPTURE_LEVELS } from '../capture/levels.js';
+import { CAPTURE_LEVELS } from '../core/capture-levels.js';
 import { absolutePath, httpUrl, int, listOf, oneOf, readEnv, reject, setting } from '../config/read-env.js';
 import { samplerSettings, samplerSpec } from './sampler.js';
 

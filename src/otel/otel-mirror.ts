@@ -11,7 +11,7 @@ import { SpanBuilder, type SpanCtx } from './span-builder.js';
 import type { SpanContextSource } from './span-context-stage.js';
 import { SpanExport } from './span-export.js';
 import { ForeignSpans } from './foreign-spans.js';
-import type { WireEvent } from '../stream/wire.js';
+import type { WireEvent } from '../aep/wire.js';
 
 export interface MirrorOptions {
   readonly config: OtelConfig;

@@ -1,6 +1,6 @@
 import { UNKNOWN_SESSION, type AepEvent } from '../aep/event.js';
 import { familyOf, isOpening, isTerminalOf, X_HERMES, type UnitKind } from '../aep/lifecycle.js';
-import type { CaptureLevel } from '../capture/levels.js';
+import type { CaptureLevel } from '../core/capture-levels.js';
 import { RecencyMap } from '../util/recency-map.js';
 import { LINK_ATTR, SPAN_ATTR } from './attribute-catalogue.js';
 import { builderStateJson, LETTER_KIND, type BuilderCapture, type BuilderState, type Columns } from './builder-state.js';

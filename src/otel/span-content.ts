@@ -1,5 +1,5 @@
 import type { AepEvent } from '../aep/event.js';
-import { captureRank, minCapture, type CaptureLevel } from '../capture/levels.js';
+import { captureRank, minCapture, type CaptureLevel } from '../core/capture-levels.js';
 import { downlevel } from '../capture/downlevel.js';
 import type { CaptureEvent } from '../capture/types.js';
 import { X_HERMES } from '../aep/lifecycle.js';

@@ -1,4 +1,4 @@
-import { severityRank, type WireEvent } from '../stream/wire.js';
+import { severityRank, type WireEvent } from '../aep/wire.js';
 
 const NOTICE = severityRank('notice');
 const isLow = (w: WireEvent) => severityRank(w.severity) < NOTICE;

@@ -1,4 +1,4 @@
-import { isSeverity, severityRank, type WireEvent } from './wire.js';
+import { isSeverity, severityRank, type WireEvent } from '../aep/wire.js';
 import type { EventFilter } from './hub-types.js';
 
 /** The filterable core attributes (AEP-0003 §6.2 rule 1). */

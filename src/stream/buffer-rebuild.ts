@@ -2,7 +2,7 @@ import { closeSync, openSync, readdirSync, readSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { historyDirOf } from '../history/replay.js';
 import { foreignDirOf } from '../history/foreign-history.js';
-import { wireOf, type Origin, type WireEvent } from './wire.js';
+import { wireOf, type Origin, type WireEvent } from '../aep/wire.js';
 
 /**
  * Bytes read at start, at most, whatever AEP_STREAM_MAX_BYTES allows: 2 MiB (4 MiB

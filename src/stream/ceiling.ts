@@ -1,7 +1,7 @@
 import { downlevel } from '../capture/downlevel.js';
-import { captureRank, type CaptureLevel } from '../capture/levels.js';
+import { captureRank, type CaptureLevel } from '../core/capture-levels.js';
 import type { CaptureEvent } from '../capture/types.js';
-import type { WireEvent } from './wire.js';
+import type { WireEvent } from '../aep/wire.js';
 
 /** A line to deliver and its UTF-8 size (what a transport's buffer counts). */
 export interface CeilingLine {

@@ -3,7 +3,7 @@ import path from 'node:path';
 import type { ValidateFunction } from 'ajv/dist/2020.js';
 import { loadAjv } from '../util/lazy-modules.js';
 import { findPackageRoot } from '../util/package-root.js';
-import { wireOf, type Origin, type WireEvent } from './wire.js';
+import { wireOf, type Origin, type WireEvent } from '../aep/wire.js';
 
 /** The AEP schemas shipped with the package (`schemas/`, the published JSON Schema 2020-12 set). */
 const SCHEMAS = path.join(findPackageRoot() ?? '.', 'schemas');

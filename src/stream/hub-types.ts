@@ -1,5 +1,5 @@
-import type { CaptureLevel } from '../capture/levels.js';
-import type { Position, WireEvent } from './wire.js';
+import type { CaptureLevel } from '../core/capture-levels.js';
+import type { Position, WireEvent } from '../aep/wire.js';
 
 /** A compiled `attr-match` filter (AEP-0003 §6): true when the event matches. */
 export type EventFilter = (w: WireEvent) => boolean;

@@ -1,7 +1,7 @@
 import type { Logger } from '../core/logger.js';
 import type { WriteOutcome } from '../sinks/sink.js';
 import type { Ingress, IngestOutcome, StreamHubApi } from './hub-types.js';
-import { dedupeKey, type WireEvent } from './wire.js';
+import { dedupeKey, type WireEvent } from '../aep/wire.js';
 
 /** The durable store the ingress writes to (foreign-history.ts). */
 export interface IngressLog {

@@ -3,7 +3,7 @@ import { ceilingLine } from './ceiling.js';
 import type { EventFilter } from './hub-types.js';
 import { mergeByArrival } from './hub/merge.js';
 import { Ring, RingList, type Held } from './hub/ring.js';
-import { comparePosition, dedupeKey, type Position, type WireEvent } from './wire.js';
+import { comparePosition, dedupeKey, type Position, type WireEvent } from '../aep/wire.js';
 
 export interface ReplayBufferOptions {
   /** events held per session (and in the agent-scoped lane) */

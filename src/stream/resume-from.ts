@@ -1,4 +1,4 @@
-import type { Position } from './wire.js';
+import type { Position } from '../aep/wire.js';
 
 export type FromParse = { readonly ok: true; readonly from: readonly Position[] | 'all' } | { readonly ok: false; readonly detail: string };
 

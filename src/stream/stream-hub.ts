@@ -2,7 +2,7 @@ import type { Logger } from '../core/logger.js';
 import type { StreamHubApi, SubscribeRefusal, SubscriberSink, Subscription, SubscriptionSpec } from './hub-types.js';
 import { Subscriber, type SubscriberHost } from './hub/subscriber.js';
 import { ReplayBuffer } from './replay-buffer.js';
-import type { WireEvent } from './wire.js';
+import type { WireEvent } from '../aep/wire.js';
 
 export interface StreamHubOptions {
   /** events held per session (AEP-0003 §5 `replay.buffer`) */

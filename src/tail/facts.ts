@@ -7,7 +7,7 @@
  * a fact is a member of this event's `data` or nothing. Usage counters and
  * digests are left out (noise on a terminal).
  */
-import { captureRank, isCaptureLevel, DEFAULT_CAPTURE } from '../capture/levels.js';
+import { captureRank, isCaptureLevel, DEFAULT_CAPTURE } from '../core/capture-levels.js';
 
 export interface Fact {
   readonly text: string;

@@ -6,9 +6,9 @@
  * resume point and the capture ceiling. Errors name the option, never a
  * value (a URL or a token can be a secret).
  */
-import { CAPTURE_LEVELS, type CaptureLevel } from '../capture/levels.js';
+import { CAPTURE_LEVELS, type CaptureLevel } from '../core/capture-levels.js';
 import { loadConfig } from '../config/config.js';
-import type { Position } from '../stream/wire.js';
+import type { Position } from '../aep/wire.js';
 import { compileLocalFilter, type LocalFilter } from './local-filter.js';
 import type { StreamTarget } from './sse-client.js';
 import { streamTarget } from './target.js';

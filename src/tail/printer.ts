@@ -9,7 +9,7 @@
 import { renderEvent } from './render.js';
 import type { Styler } from './color.js';
 import { noteParts, type PendingCards } from './cards.js';
-import { comparePosition, type Position } from '../stream/wire.js';
+import { comparePosition, type Position } from '../aep/wire.js';
 
 const DEDUPE_WINDOW = 10_000;
 /** positions kept for a reconnect's `from` (the daemon refuses more than it holds sessions) */

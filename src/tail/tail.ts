@@ -8,7 +8,7 @@ import path from 'node:path';
 import { downlevel } from '../capture/downlevel.js';
 import type { CaptureEvent } from '../capture/types.js';
 import { safeFileName } from '../history/safe-file-name.js';
-import { comparePosition, type Position } from '../stream/wire.js';
+import { comparePosition, type Position } from '../aep/wire.js';
 import { PendingCards } from './cards.js';
 import type { Styler } from './color.js';
 import { Footer, type Terminal } from './footer.js';

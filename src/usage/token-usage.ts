@@ -1,30 +1,16 @@
-/**
- * Token usage of one model call (or a sum of calls), as AEP-0002 §5.2 carries
- * `usage`: flat, under the OpenTelemetry GenAI semantic-convention names.
- *
- * `gen_ai.usage.input_tokens` is the WHOLE input, cached tokens included (the
- * GenAI convention's meaning, and what price databases expect); the two cache
- * members say how much of it was read from, or written to, the provider's
- * prompt cache. `gen_ai.usage.reasoning.output_tokens` is the part of the
- * output spent on reasoning. Every member is a non-negative safe integer, or
- * absent when the agent did not report it (never 0 for unknown).
- */
-export const INPUT_TOKENS = 'gen_ai.usage.input_tokens';
-export const OUTPUT_TOKENS = 'gen_ai.usage.output_tokens';
-export const CACHE_READ_TOKENS = 'gen_ai.usage.cache_read.input_tokens';
-export const CACHE_CREATION_TOKENS = 'gen_ai.usage.cache_creation.input_tokens';
-export const REASONING_TOKENS = 'gen_ai.usage.reasoning.output_tokens';
+/** Reading and summing token usage of model calls; the names themselves are vocabulary (src/core/usage-keys.ts). */
+import {
+  CACHE_CREATION_TOKENS,
+  CACHE_READ_TOKENS,
+  INPUT_TOKENS,
+  OUTPUT_TOKENS,
+  REASONING_TOKENS,
+  USAGE_KEYS,
+  type ModelUsage,
+  type UsageKey,
+} from '../core/usage-keys.js';
 
-export interface ModelUsage {
-  readonly [INPUT_TOKENS]?: number;
-  readonly [OUTPUT_TOKENS]?: number;
-  readonly [CACHE_READ_TOKENS]?: number;
-  readonly [CACHE_CREATION_TOKENS]?: number;
-  readonly [REASONING_TOKENS]?: number;
-}
-
-type UsageKey = keyof ModelUsage;
-export const USAGE_KEYS: readonly UsageKey[] = [INPUT_TOKENS, OUTPUT_TOKENS, CACHE_READ_TOKENS, CACHE_CREATION_TOKENS, REASONING_TOKENS];
+export { CACHE_CREATION_TOKENS, CACHE_READ_TOKENS, INPUT_TOKENS, OUTPUT_TOKENS, REASONING_TOKENS, USAGE_KEYS, type ModelUsage } from '../core/usage-keys.js';
 
 /** a token count: a non-negative safe integer (-0 read as 0), anything else undefined */
 function count(v: unknown): number | undefined {

@@ -9,7 +9,7 @@ import { samplerFromEnv } from '../../src/otel/sampler.js';
 import { checkEnvelope, lineOf } from '../../src/stream/envelope-check.js';
 import { ForeignHistory, foreignFileOf } from '../../src/history/foreign-history.js';
 import { BridgeIngress } from '../../src/stream/ingress.js';
-import type { WireEvent } from '../../src/stream/wire.js';
+import type { WireEvent } from '../../src/aep/wire.js';
 import { decodeResourceSpans, type DecodedSpan } from '../support/otlp-json.js';
 import { MiniHub } from '../support/mini-hub.js';
 import { ROOT } from '../support/paths.js';

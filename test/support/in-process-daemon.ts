@@ -10,7 +10,7 @@ import type { RequestGuard } from '../../src/transport/request-guard.js';
 import { JSON_WORKER } from './paths.js';
 import { ControlTarget } from '../../src/control/control-target.js';
 import type { ControlSettings } from '../../src/control/control-types.js';
-import type { WireEvent } from '../../src/stream/wire.js';
+import type { WireEvent } from '../../src/aep/wire.js';
 
 /** A sink that keeps what it is given: a real, small implementation for tests. */
 export class MemorySink implements EventSink {

@@ -1,5 +1,5 @@
 import type { StreamHubApi, Subscription, SubscribeRefusal } from '../../src/stream/hub-types.js';
-import { dedupeKey, type WireEvent } from '../../src/stream/wire.js';
+import { dedupeKey, type WireEvent } from '../../src/aep/wire.js';
 
 /**
  * A small real StreamHubApi for the bridge's tests until the hub lands:

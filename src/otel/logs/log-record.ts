@@ -4,7 +4,7 @@
  * test compares it with the pinned projections field by field.
  */
 import { downlevel } from '../../capture/downlevel.js';
-import { captureRank, DEFAULT_CAPTURE, isCaptureLevel, type CaptureLevel } from '../../capture/levels.js';
+import { captureRank, DEFAULT_CAPTURE, isCaptureLevel, type CaptureLevel } from '../../core/capture-levels.js';
 import type { CaptureEvent } from '../../capture/types.js';
 
 /** The exported identity of an AEP type: the same string the CloudEvents bridge uses. */

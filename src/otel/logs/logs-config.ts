@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { CAPTURE_LEVELS } from '../../capture/levels.js';
+import { CAPTURE_LEVELS } from '../../core/capture-levels.js';
 import { httpUrl, int, oneOf, readEnv, reject, setting } from '../../config/read-env.js';
 import { GRPC_HEADERS, grpcMetadata, headers, OTLP_PROTOCOLS } from '../otel-config.js';
 

@@ -2,7 +2,7 @@ import type { OwnControlPort } from '../socket/frames.js';
 import type { Logger } from '../../core/logger.js';
 import type { StreamAuth } from '../stream-auth.js';
 import type { EventFilter, Ingress, StreamHubApi } from '../hub-types.js';
-import type { Position } from '../wire.js';
+import type { Position } from '../../aep/wire.js';
 import type { OwnRefusals } from '../own-source.js';
 
 /** A parse that fails closed with a content-free reason. */

@@ -1,4 +1,4 @@
-import { CAPTURE_LEVELS } from '../../capture/levels.js';
+import { CAPTURE_LEVELS } from '../../core/capture-levels.js';
 import type { StreamHubApi } from '../hub-types.js';
 import { ownControl, type OwnControlPort } from '../socket/frames.js';
 

@@ -1,7 +1,7 @@
 import { scanJson, type ScanLimits } from '../../transport/json-scan.js';
 import { checkEnvelope, lineOf } from '../envelope-check.js';
 import type { OwnSourceCheck } from '../own-source.js';
-import type { WireEvent } from '../wire.js';
+import type { WireEvent } from '../../aep/wire.js';
 
 /** Why a batch is refused whole (AEP-0003 §3.2.3): the status and a content-free reply. */
 export interface IngestRefusal {

@@ -1,6 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import type { SubscriberSink } from '../hub-types.js';
-import type { WireEvent } from '../wire.js';
+import type { WireEvent } from '../../aep/wire.js';
 
 const SAFE = /^[^\r\n]*$/;
 

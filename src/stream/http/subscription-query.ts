@@ -1,4 +1,4 @@
-import { isCaptureLevel } from '../../capture/levels.js';
+import { isCaptureLevel } from '../../core/capture-levels.js';
 import type { SubscriptionSpec } from '../hub-types.js';
 import type { SubscriptionParsers } from './deps.js';
 

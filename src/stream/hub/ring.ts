@@ -1,4 +1,4 @@
-import type { WireEvent } from '../wire.js';
+import type { WireEvent } from '../../aep/wire.js';
 
 /** One held event: its arrival number across the whole buffer (replay order) and its line's size. */
 export interface Held {

@@ -1,8 +1,8 @@
-import type { CaptureLevel } from '../../capture/levels.js';
+import type { CaptureLevel } from '../../core/capture-levels.js';
 import { ceilingLine } from '../ceiling.js';
 import type { EventFilter, SubscriberSink } from '../hub-types.js';
 import type { ReplayStep } from '../replay-buffer.js';
-import { severityRank, type WireEvent } from '../wire.js';
+import { severityRank, type WireEvent } from '../../aep/wire.js';
 
 const NOTICE = severityRank('notice');
 

@@ -1,5 +1,5 @@
 import type { StreamHubApi } from '../hub-types.js';
-import type { WireEvent } from '../wire.js';
+import type { WireEvent } from '../../aep/wire.js';
 import type { ClaimRegistry } from './claims.js';
 import type { StreamAccess } from './deps.js';
 import { errorFrame, type OwnControlPort } from './frames.js';

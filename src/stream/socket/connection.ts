@@ -1,7 +1,7 @@
 import type { OwnSourceCheck } from '../own-source.js';
 import type { WebSocket, RawData } from 'ws';
 import { checkEnvelope, lineOf } from '../envelope-check.js';
-import type { WireEvent } from '../wire.js';
+import type { WireEvent } from '../../aep/wire.js';
 import type { Claimant, ClaimRegistry } from './claims.js';
 import { routeCommand } from './commands.js';
 import type { SocketDeps, StreamAccess } from './deps.js';

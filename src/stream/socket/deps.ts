@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Logger } from '../../core/logger.js';
 import type { EventFilter, Ingress, StreamHubApi } from '../hub-types.js';
-import type { Position } from '../wire.js';
+import type { Position } from '../../aep/wire.js';
 import type { OwnControlPort } from './frames.js';
 import type { OwnRefusals } from '../own-source.js';
 

@@ -1,5 +1,5 @@
 import type { StreamHubApi } from '../hub-types.js';
-import type { WireEvent } from '../wire.js';
+import type { WireEvent } from '../../aep/wire.js';
 
 /** The protocol versions this endpoint speaks (AEP-0003 §4 rule 1). */
 export const VERSIONS = ['0.1'] as const;

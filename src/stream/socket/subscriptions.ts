@@ -1,6 +1,6 @@
-import { isCaptureLevel } from '../../capture/levels.js';
+import { isCaptureLevel } from '../../core/capture-levels.js';
 import type { SubscriberSink, Subscription, SubscriptionSpec } from '../hub-types.js';
-import type { WireEvent } from '../wire.js';
+import type { WireEvent } from '../../aep/wire.js';
 import type { SocketDeps } from './deps.js';
 import { errorFrame, requestId, type Frame } from './frames.js';
 

@@ -11,7 +11,7 @@ import type { Suite } from '../bench-types.js';
 import { dist, ratioFigure, round } from '../support/stats.js';
 import { StreamHub } from '../../../src/stream/stream-hub.js';
 import type { SubscriberSink } from '../../../src/stream/hub-types.js';
-import { wireOf, type WireEvent } from '../../../src/stream/wire.js';
+import { wireOf, type WireEvent } from '../../../src/aep/wire.js';
 
 interface ChildResult {
   rss_growth_mb: number;

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 
 import { gateFormValues } from '../../../src/capture/downlevel.js';
-import type { CaptureLevel } from '../../../src/capture/levels.js';
+import type { CaptureLevel } from '../../../src/core/capture-levels.js';
 import { SECRET_MARKER } from '../../../src/capture/redact.js';
 import type { FormFieldSpec } from '../../../src/capture/types.js';
 

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 
 import { annotatedTypes, annotationsFor } from '../../../src/capture/annotations.js';
 import { downlevel, synthesizePrompt } from '../../../src/capture/downlevel.js';
-import type { CaptureLevel } from '../../../src/capture/levels.js';
+import type { CaptureLevel } from '../../../src/core/capture-levels.js';
 import type { CaptureEvent } from '../../../src/capture/types.js';
 
 type DownlevelCase = {

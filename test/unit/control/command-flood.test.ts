@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { ulid } from 'ulid';
-import { wireOf, type WireEvent } from '../../../src/stream/wire.js';
+import { wireOf, type WireEvent } from '../../../src/aep/wire.js';
 import type { ControlSettings } from '../../../src/control/control-types.js';
 import { COMMAND_BURST, COMMAND_RATE_PER_S, GLOBAL_COMMAND_BURST } from '../../../src/control/command-budget.js';
 import { inProcessDaemon } from '../../support/in-process-daemon.js';

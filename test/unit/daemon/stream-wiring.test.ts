@@ -7,7 +7,7 @@ import { silentLogger } from '../../../src/core/logger.js';
 import { startDaemon, type RunningDaemon } from '../../../src/daemon/main.js';
 import { checkEnvelope } from '../../../src/stream/envelope-check.js';
 import { OWN_SESSION_CONFLICT } from '../../../src/stream/ingress.js';
-import type { WireEvent } from '../../../src/stream/wire.js';
+import type { WireEvent } from '../../../src/aep/wire.js';
 import { MiniHub } from '../../support/mini-hub.js';
 import { ROOT } from '../../support/paths.js';
 import { httpCall } from '../../support/processes.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { monotonicFactory } from 'ulid';
-import { CAPTURE_LEVELS, captureRank, type CaptureLevel } from '../../../src/capture/levels.js';
+import { CAPTURE_LEVELS, captureRank, type CaptureLevel } from '../../../src/core/capture-levels.js';
 import { annotationsFor, type AnnotationNode } from '../../../src/capture/annotations.js';
 import { IdentityStage } from '../../../src/identity/identity-stage.js';
 import { readHook } from '../../../src/mapping/map-hook.js';

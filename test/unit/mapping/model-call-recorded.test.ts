@@ -4,7 +4,7 @@ import path from 'node:path';
 import { monotonicFactory } from 'ulid';
 import { hookEnvelopeSchema, type HookEnvelope } from '../../../src/hermes/envelope.js';
 import { mapHook, readHook } from '../../../src/mapping/map-hook.js';
-import { CAPTURE_LEVELS, captureRank, type CaptureLevel } from '../../../src/capture/levels.js';
+import { CAPTURE_LEVELS, captureRank, type CaptureLevel } from '../../../src/core/capture-levels.js';
 import { annotationsFor, type AnnotationNode } from '../../../src/capture/annotations.js';
 import type { CapturePolicy } from '../../../src/capture/policy.js';
 import { IdentityStage } from '../../../src/identity/identity-stage.js';

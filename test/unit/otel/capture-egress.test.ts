@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { JsonTraceSerializer } from '@opentelemetry/otlp-transformer';
 import { mirroredDaemon } from '../../support/otel-harness.js';
 import { MARKER, scriptedSession, type Envelope } from '../../support/scripted-session.js';
-import type { CaptureLevel } from '../../../src/capture/levels.js';
+import type { CaptureLevel } from '../../../src/core/capture-levels.js';
 
 /** Secrets the §9.4 pipeline must remove, planted in every content field Hermes sends. */
 const SECRETS = ['AKIAIOSFODNN7EXAMPLE', 'ghp_AbCdEfGhIjKlMnOpQrStUvWxYz012345', 'hunter2sequel', 'ops@example.com'];

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { ForeignSpans } from '../../../src/otel/foreign-spans.js';
 import { samplerFromEnv } from '../../../src/otel/sampler.js';
 import { checkEnvelope } from '../../../src/stream/envelope-check.js';
-import type { WireEvent } from '../../../src/stream/wire.js';
+import type { WireEvent } from '../../../src/aep/wire.js';
 
 const builder = () => new ForeignSpans({ sampler: samplerFromEnv({}), ceiling: 'metadata' });
 

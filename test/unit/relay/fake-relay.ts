@@ -1,6 +1,6 @@
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { AddressInfo } from 'node:net';
-import { wireOf, type WireEvent } from '../../../src/stream/wire.js';
+import { wireOf, type WireEvent } from '../../../src/aep/wire.js';
 
 /** A relay stand-in: records every frame per connection, answers `hello` (unless told to hold it), dedupes events on (source, id). */
 export class FakeRelay {

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 
 import { compileFilter } from '../../../src/stream/attr-match.js';
 import { parseFrom, parseLastEventId } from '../../../src/stream/resume-from.js';
-import { wireOf } from '../../../src/stream/wire.js';
+import { wireOf } from '../../../src/aep/wire.js';
 
 interface Corpus {
   match: { name: string; filter: unknown; event: Record<string, unknown>; match: boolean }[];

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 
 import type { SubscriberSink } from '../../../src/stream/hub-types.js';
 import { StreamHub } from '../../../src/stream/stream-hub.js';
-import { wireOf, type WireEvent } from '../../../src/stream/wire.js';
+import { wireOf, type WireEvent } from '../../../src/aep/wire.js';
 import { waitFor } from '../../support/processes.js';
 
 let ids = 0;

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { REBUILD_MAX_BYTES, rebuildBuffer } from '../../../src/stream/buffer-rebuild.js';
-import type { WireEvent } from '../../../src/stream/wire.js';
+import type { WireEvent } from '../../../src/aep/wire.js';
 
 function ev(agent: string, session: string | undefined, seq: number, pad = ''): string {
   const base = { aep: '0.1', id: `${agent}-${session ?? 'agent'}-${seq}`, type: session ? 'progress.status' : 'agent.heartbeat', time: '2026-07-03T10:14:00Z' };

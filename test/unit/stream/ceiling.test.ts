@@ -4,9 +4,9 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 
 import { annotatedTypes, annotationsFor, type AnnotationNode } from '../../../src/capture/annotations.js';
-import { CAPTURE_LEVELS, captureRank, type CaptureLevel } from '../../../src/capture/levels.js';
+import { CAPTURE_LEVELS, captureRank, type CaptureLevel } from '../../../src/core/capture-levels.js';
 import { applyCeiling, ceilingLine } from '../../../src/stream/ceiling.js';
-import { wireOf } from '../../../src/stream/wire.js';
+import { wireOf } from '../../../src/aep/wire.js';
 
 interface Case {
   name: string;

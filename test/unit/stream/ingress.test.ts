@@ -6,7 +6,7 @@ import { replayRecentHistory } from '../../../src/history/replay.js';
 import { ForeignHistory, foreignFileOf } from '../../../src/history/foreign-history.js';
 import { checkEnvelope } from '../../../src/stream/envelope-check.js';
 import { BridgeIngress, type IngressLog } from '../../../src/stream/ingress.js';
-import type { WireEvent } from '../../../src/stream/wire.js';
+import type { WireEvent } from '../../../src/aep/wire.js';
 import { MiniHub } from '../../support/mini-hub.js';
 import { FaultyDisk } from '../../support/faulty-fs.js';
 import { waitFor } from '../../support/processes.js';

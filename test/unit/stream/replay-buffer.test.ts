@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 
 import { ReplayBuffer, type ReplayStep } from '../../../src/stream/replay-buffer.js';
-import { comparePosition, wireOf, type Position, type WireEvent } from '../../../src/stream/wire.js';
+import { comparePosition, wireOf, type Position, type WireEvent } from '../../../src/aep/wire.js';
 
 const all = () => true;
 let ids = 0;

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { compileFilter } from '../../../src/stream/attr-match.js';
 import type { SubscriberSink, SubscriptionSpec } from '../../../src/stream/hub-types.js';
 import { StreamHub } from '../../../src/stream/stream-hub.js';
-import { comparePosition, wireOf, type Position, type WireEvent } from '../../../src/stream/wire.js';
+import { comparePosition, wireOf, type Position, type WireEvent } from '../../../src/aep/wire.js';
 import { waitFor } from '../../support/processes.js';
 
 let ids = 0;

@@ -3,7 +3,7 @@ import { JsonLogsSerializer, ProtobufLogsSerializer } from '@opentelemetry/otlp-
 import { describe, expect, it } from 'vitest';
 import { AepLogSink } from '../../../../src/otel/logs/log-sink.js';
 import { loadLogsConfig } from '../../../../src/otel/logs/logs-config.js';
-import { CAPTURE_LEVELS, captureRank, type CaptureLevel } from '../../../../src/capture/levels.js';
+import { CAPTURE_LEVELS, captureRank, type CaptureLevel } from '../../../../src/core/capture-levels.js';
 import { inProcessDaemon } from '../../../support/in-process-daemon.js';
 import { MARKER, scriptedSession, type Envelope } from '../../../support/scripted-session.js';
 

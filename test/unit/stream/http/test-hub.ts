@@ -3,9 +3,9 @@
  * until the stream core lands (`src/stream/stream-hub.ts`, `attr-match.ts`,
  * `resume-from.ts`): at integration only `testStream()` changes to build those.
  */
-import { captureRank, type CaptureLevel } from '../../../../src/capture/levels.js';
+import { captureRank, type CaptureLevel } from '../../../../src/core/capture-levels.js';
 import { downlevel } from '../../../../src/capture/downlevel.js';
-import { comparePosition, dedupeKey, severityRank, isSeverity, type Position, type WireEvent } from '../../../../src/stream/wire.js';
+import { comparePosition, dedupeKey, severityRank, isSeverity, type Position, type WireEvent } from '../../../../src/aep/wire.js';
 import type {
   EventFilter,
   Ingress,

@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { EventFilter, IngestOutcome, Ingress, StreamHubApi, SubscriberSink, Subscription, SubscriptionSpec } from '../../../../src/stream/hub-types.js';
 import type { FilterCompile, FromParse, StreamAccess, StreamAuthLike, StreamRefusal } from '../../../../src/stream/socket/deps.js';
-import { wireOf, type Position, type WireEvent } from '../../../../src/stream/wire.js';
+import { wireOf, type Position, type WireEvent } from '../../../../src/aep/wire.js';
 import { transportOf } from '../../../../src/transport/request-guard.js';
 
 /**

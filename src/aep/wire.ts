@@ -1,6 +1,6 @@
-import type { AepEvent, Severity } from '../aep/event.js';
-import { eventLine } from '../aep/event-line.js';
-import { DEFAULT_CAPTURE, isCaptureLevel, type CaptureLevel } from '../capture/levels.js';
+import type { AepEvent, Severity } from './event.js';
+import { eventLine } from './event-line.js';
+import { DEFAULT_CAPTURE, isCaptureLevel, type CaptureLevel } from '../core/capture-levels.js';
 
 /** A resume position (AEP-0001 §7, AEP-0003 §7): strictly after it is what a resuming consumer gets. */
 export interface Position {

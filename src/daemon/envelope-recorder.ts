@@ -1,6 +1,6 @@
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
-import { safeFileName } from '../history/safe-file-name.js';
+import { safeFileName } from '../history/index.js';
 import { SerialQueue } from '../util/serial-queue.js';
 import { appendPrivate } from '../util/private-path.js';
 

@@ -8,7 +8,7 @@ import { createPricer } from '../usage/pricer.js';
 import { commitEpoch, HighestEpoch, readStoredEpoch } from '../identity/epoch-store.js';
 import { IdentityStage } from '../identity/identity-stage.js';
 import { EndedSessions } from '../identity/ended-sessions.js';
-import { JsonlHistorySink } from '../history/jsonl-history-sink.js';
+import { JsonlHistorySink } from '../history/index.js';
 import { createExporter, createSampler, OtelMirror, SpanContextStage } from '../otel/index.js';
 import { AepLogSink, DeferredLogExporter, otlpLogExporter } from '../otel/logs/index.js';
 import { runtimeWarning } from './runtime.js';

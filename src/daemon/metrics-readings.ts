@@ -1,6 +1,6 @@
 import type { DaemonReadings } from '../otel/metrics/daemon-readings.js';
 import type { OtelMirror } from '../otel/otel-mirror.js';
-import type { JsonlHistorySink } from '../history/jsonl-history-sink.js';
+import type { JsonlHistorySink } from '../history/index.js';
 import type { DropReports } from '../transport/drop-report.js';
 import type { RelayLink } from '../relay/relay-link.js';
 import type { HookPipeline } from './pipeline.js';

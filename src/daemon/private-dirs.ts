@@ -2,7 +2,7 @@ import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { DaemonConfig } from '../config/config.js';
 import { ConfigError, type ConfigProblem } from '../config/read-env.js';
-import { INGEST_DIR } from '../history/foreign-history.js';
+import { INGEST_DIR } from '../history/index.js';
 import { ensurePrivateDir, NotPrivateError } from '../util/private-path.js';
 
 /**

@@ -1,7 +1,7 @@
 import type { FileHandle, open } from 'node:fs/promises';
 import path from 'node:path';
 import type { AepEvent } from '../aep/event.js';
-import { eventLine } from '../aep/event-line.js';
+import { encodeLine } from './line-codec.js';
 import { APPEND_NOFOLLOW, checkOpenedFile } from '../util/private-path.js';
 import { safeFileName } from './safe-file-name.js';
 import type { Entry } from './pending-write.js';
@@ -37,7 +37,7 @@ export function linesByFile(dir: string, events: readonly AepEvent[]): Map<strin
     const file = path.join(dir, `${safeFileName(ev.session)}.jsonl`);
     let lines = byFile.get(file);
     if (!lines) byFile.set(file, (lines = []));
-    lines.push(`${eventLine(ev)}\n`);
+    lines.push(encodeLine(ev));
   }
   return byFile;
 }

@@ -1,5 +1,6 @@
 import { closeSync, fstatSync, openSync, readdirSync, readSync, statSync } from 'node:fs';
 import path from 'node:path';
+import { decodeOwnEvent } from './line-codec.js';
 import type { AepEvent } from '../aep/event.js';
 
 export interface ReplayCounts {
@@ -109,15 +110,8 @@ export function replayFile(file: string, from: number, onEvent: (ev: AepEvent) =
 }
 
 function parseLine(line: string, onEvent: (ev: AepEvent) => void, counts: ReplayCounts): void {
-  let ev: AepEvent;
-  try {
-    ev = JSON.parse(line) as AepEvent;
-  } catch {
-    counts.skippedLines++;
-    return;
-  }
-  // the shape the rest relies on: identity strings and a payload object (typed from here on)
-  if (typeof ev?.type !== 'string' || typeof ev.session !== 'string' || typeof ev.id !== 'string' || typeof ev.data !== 'object' || ev.data === null) {
+  const ev = decodeOwnEvent(line);
+  if (!ev) {
     counts.skippedLines++;
     return;
   }

@@ -3,7 +3,7 @@ import type { FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { crc32 } from 'node:zlib';
 import { z } from 'zod';
-import type { HistoryCursor } from '../history/replay.js';
+import type { HistoryCursor } from '../history/index.js';
 import { replaceDurably } from '../util/durable-file.js';
 
 /**

@@ -1,9 +1,8 @@
 import path from 'node:path';
 import { closeSync, openSync, readSync } from 'node:fs';
 import type { AepEvent } from '../aep/event.js';
-import { emptyCounts, listHistoryFiles, replayFile, replayWholeFile, type HistoryCursor, type HistoryFile } from '../history/replay.js';
+import { emptyCounts, listHistoryFiles, replayFile, replayWholeFile, safeFileName, type HistoryCursor, type HistoryFile } from '../history/index.js';
 import { historyJoins } from '../mapping/history-joins.js';
-import { safeFileName } from '../history/safe-file-name.js';
 import { HighestEpoch } from '../identity/epoch-store.js';
 import { checkBuilderState } from '../otel/builder-state.js';
 import { readSnapshot, SnapshotRejected, type SnapshotContent } from './snapshot-file.js';

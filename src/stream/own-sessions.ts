@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { safeFileName } from '../history/safe-file-name.js';
+import { safeFileName } from '../history/index.js';
 import type { StreamHubApi } from './hub-types.js';
 
 /** The own lane's directory under the history directory (jsonl-history-sink.ts's default `subdir`). */

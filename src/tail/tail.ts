@@ -7,12 +7,11 @@
 import path from 'node:path';
 import { downlevel } from '../capture/downlevel.js';
 import type { CaptureEvent } from '../capture/types.js';
-import { safeFileName } from '../history/safe-file-name.js';
+import { decodeObject, HistoryFollower, safeFileName } from '../history/index.js';
 import { comparePosition, type Position } from '../aep/wire.js';
 import { PendingCards } from './cards.js';
 import type { Styler } from './color.js';
 import { Footer, type Terminal } from './footer.js';
-import { HistoryFollower } from '../history/follow.js';
 import type { TailPlan } from './options.js';
 import { Printer } from './printer.js';
 import { renderNotice } from './render.js';
@@ -39,15 +38,6 @@ export interface TailTuning {
 
 /** No daemon there: the history is the next best source. */
 const UNREACHABLE = new Set(['ENOENT', 'ECONNREFUSED', 'ENOTSOCK', 'ECONNRESET', 'EHOSTUNREACH']);
-
-const parse = (line: string): Record<string, unknown> | undefined => {
-  try {
-    const v: unknown = JSON.parse(line);
-    return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
-  } catch {
-    return undefined;
-  }
-};
 
 function comment(text: string, io: TailIo): void {
   const exhausted = /^replay-exhausted (.+) (\d+):(\d+)$/.exec(text);
@@ -85,7 +75,7 @@ async function fromStream(plan: TailPlan, io: TailIo, printer: Printer, signal: 
     ...(t.backoffMs !== undefined ? { backoffMs: t.backoffMs } : {}),
     handlers: {
       message: (m) => {
-        const ev = parse(m.data);
+        const ev = decodeObject(m.data);
         if (ev === undefined) return;
         if (m.hasId) printer.lastEventId = m.id;
         printer.print(ev, m.data);
@@ -111,7 +101,7 @@ async function fromHistory(plan: TailPlan, io: TailIo, printer: Printer, signal:
     ...(t.rescanMs !== undefined ? { rescanMs: t.rescanMs } : {}),
     startAt: (file) => (plan.from === 'all' || named.has(path.basename(file, '.jsonl')) ? 'start' : 'end'),
     onLine: (line) => {
-      const ev = parse(line);
+      const ev = decodeObject(line);
       if (ev === undefined) return;
       // not an AEP event (no `aep` marker): skipped quietly; AEP-0003 §3.1 item 3: another major version is skipped, said once
       if (typeof ev['aep'] !== 'string') return;

@@ -2,7 +2,7 @@ import { appendFileSync, mkdirSync, mkdtempSync, utimesSync, writeFileSync } fro
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { REBUILD_MAX_BYTES, rebuildBuffer } from '../../../src/stream/buffer-rebuild.js';
+import { REBUILD_MAX_BYTES, rebuildBuffer } from '../../../src/history/recent.js';
 import type { WireEvent } from '../../../src/aep/wire.js';
 
 function ev(agent: string, session: string | undefined, seq: number, pad = ''): string {

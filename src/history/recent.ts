@@ -1,7 +1,8 @@
 import { closeSync, openSync, readdirSync, readSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { historyDirOf } from '../history/replay.js';
-import { foreignDirOf } from '../history/foreign-history.js';
+import { decodeWireObject } from './line-codec.js';
+import { historyDirOf } from './replay.js';
+import { foreignDirOf } from './foreign-history.js';
 import { wireOf, type Origin, type WireEvent } from '../aep/wire.js';
 
 /**
@@ -119,15 +120,8 @@ function tailLines(file: string, size: number, lines: number, budget: number): {
 
 function parse(line: string, origin: Origin): WireEvent | undefined {
   if (line.length === 0) return undefined;
-  try {
-    const v: unknown = JSON.parse(line);
-    if (typeof v !== 'object' || v === null || Array.isArray(v)) return undefined;
-    const ev = v as Record<string, unknown>;
-    if (typeof ev['id'] !== 'string' || typeof ev['source'] !== 'string' || typeof ev['type'] !== 'string') return undefined;
-    return wireOf(Object.freeze(ev), line, origin);
-  } catch {
-    return undefined;
-  }
+  const ev = decodeWireObject(line);
+  return ev ? wireOf(Object.freeze(ev), line, origin) : undefined;
 }
 
 /**

@@ -8,29 +8,7 @@ import tseslint from 'typescript-eslint';
 
 const TS = ['**/*.ts', '**/*.cts', '**/*.mts'];
 
-// Import boundaries (issue 9). Patterns are regular expressions over the import specifier as written; every import
-// in src/ is relative, so `^(\.\./)+dir/` names a top-level directory from any depth below src/.
-const vendorPaths = {
-  regex: String.raw`^(\.\./)+(hermes|mapping)/`,
-  message: 'identity/ reads only AEP-level keys that the mapper hands it: it imports nothing from src/hermes/ or src/mapping/.',
-};
-const downstreamPaths = {
-  regex: String.raw`^(\.\./)+(daemon|sinks|transport|otel)/`,
-  message:
-    'The data flows one way (receive -> map -> identity -> stamp -> bus -> sinks): mapping and identity do no I/O wiring and import nothing downstream (src/daemon, src/sinks, src/transport, src/otel).',
-};
-const aepLeafPaths = {
-  regex: String.raw`^(\.\./)+(hermes|mapping|identity|state|daemon|sinks|transport|otel)/`,
-  message: 'src/aep/ is the AEP vocabulary (lifecycle table, types, payloads) every stage reads: it imports no stage.',
-};
-
-// no-restricted-imports sees import/export declarations (`import type` included); these selectors close the two
-// other ways in: `await import('…')` and type queries like `import('…').T`.
-const restrictedImportSyntax = (...paths) =>
-  paths.flatMap(({ regex, message }) => [
-    { selector: `ImportExpression[source.value=/${regex.replaceAll('/', '\\/')}/]`, message },
-    { selector: `TSImportType[argument.literal.value=/${regex.replaceAll('/', '\\/')}/]`, message },
-  ]);
+// Import boundaries and cycles are checked by dependency-cruiser (.dependency-cruiser.cjs, `npm run lint:imports`).
 
 export default defineConfig(
   { ignores: ['dist/', 'node_modules/', 'fixtures/', 'coverage/', 'otel/', 'schemas/', 'contrib/', 'docs/'] },
@@ -97,30 +75,6 @@ export default defineConfig(
   {
     files: ['src/shim/**'],
     rules: { '@typescript-eslint/no-require-imports': 'off' },
-  },
-
-  // Boundaries: identity is Hermes-free (issue 9, item 1), the pure stages import nothing downstream, and the AEP
-  // vocabulary in src/aep/ is a leaf (it may use src/capture/'s levels and src/util/, nothing of the data path).
-  {
-    files: ['src/identity/**'],
-    rules: {
-      'no-restricted-imports': ['error', { patterns: [vendorPaths, downstreamPaths] }],
-      'no-restricted-syntax': ['error', ...restrictedImportSyntax(vendorPaths, downstreamPaths)],
-    },
-  },
-  {
-    files: ['src/mapping/**'],
-    rules: {
-      'no-restricted-imports': ['error', { patterns: [downstreamPaths] }],
-      'no-restricted-syntax': ['error', ...restrictedImportSyntax(downstreamPaths)],
-    },
-  },
-  {
-    files: ['src/aep/**'],
-    rules: {
-      'no-restricted-imports': ['error', { patterns: [aepLeafPaths] }],
-      'no-restricted-syntax': ['error', ...restrictedImportSyntax(aepLeafPaths)],
-    },
   },
 
   // Tests and their tools read JSON (HTTP replies, JSONL history, OTLP payloads, spawned processes' output) and

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { defineConfig } from 'vitest/config';
 
-// The unit and fault tiers run with a throwaway HOME, so nothing they start (a shim that
+// The unit, integration and fault tiers run with a throwaway HOME, so nothing they start (a shim that
 // falls back to ~/.aep/state/hermes-aep, a daemon with default dirs) can touch the user's
 // real history, spool or state, or reach a daemon the user is running.
 // The provisioning cache (Node releases for the old-node shim test) stays the real one: it is
@@ -18,8 +18,19 @@ export default defineConfig({
     projects: [
       {
         test: {
+          // in process only: no child process, no Python, nothing from a build (dist/)
           name: 'unit',
-          include: ['test/unit/**/*.test.ts', 'test/integration/**/*.test.ts'],
+          include: ['test/unit/**/*.test.ts'],
+          env: isolatedHome,
+          testTimeout: 30_000,
+          hookTimeout: 30_000,
+        },
+      },
+      {
+        test: {
+          // real processes: the built daemon, shim, CLI and installer, the Python plugin, sockets between them
+          name: 'integration',
+          include: ['test/integration/**/*.test.ts'],
           env: isolatedHome,
           testTimeout: 30_000,
           // setup that starts daemons (restart-mid-turn: two daemons, a kill, ~20 shim runs) takes ~8 s on an idle

@@ -1,5 +1,5 @@
 // The hook shim: Hermes runs it once per hook firing, with whatever `node` is on its PATH (older releases than the engines floor
-// included: test/unit/shim/old-node.test.ts). It must start fast and never fail the agent: it imports only node:net and node:fs
+// included: test/integration/shim/old-node.test.ts). It must start fast and never fail the agent: it imports only node:net and node:fs
 // (node:os only when HOME is unset), answers `{}` on every failure path, and stdout carries exactly one JSON object. A hook the
 // daemon provably did not take (down, starting, closing) goes to the spool for the daemon to ingest when it is back. One CommonJS
 // file on purpose: `install` copies it alone, and run directly (`node hook.cjs`) it skips the ESM loader; `hermes-aep hook` loads it too.

@@ -29,6 +29,7 @@ const SUITE_ORDER = [
   'redact-cost',
   'hermes-turn',
   'model-call-hook',
+  'plugin-callback',
   'stalled-subscriber',
   'stalled-daemon',
 ];

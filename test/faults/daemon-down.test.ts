@@ -324,7 +324,7 @@ describe.each([
         cwd: '/tmp',
         extra: { telemetry_schema_version: SENTINEL, tool_call_id: `call_${i}`, turn_id: `${sid}:t:1` },
       });
-      // the shim's format (test/unit/shim/spool.test.ts pins it): header line, then the envelope bytes
+      // the shim's format (test/integration/shim/spool.test.ts pins it): header line, then the envelope bytes
       const key = `${String(T + i).padStart(15, '0')}-${String(i).padStart(20, '0')}-${process.pid}-t`;
       writeFileSync(
         path.join(dir, `${key}.hook`),

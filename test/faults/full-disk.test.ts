@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventKey, keyedSession, postHook, type KeyedHook } from '../support/hook-client.js';
 import { runShim, startDaemonProcess, tempDir, waitFor, type DaemonProcess } from '../support/processes.js';
 import { safeFileName } from '../../src/history/safe-file-name.js';
-import { pluginCopy, runHarness } from '../unit/plugin/support.js';
+import { pluginCopy, runHarness } from '../integration/plugin/support.js';
 import { fill, mountTmpfs, umount } from '../support/tmpfs.js';
 
 const FAILING = 'the event log cannot be written';

@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { instructCommand, respondCommand } from '../../../src/control-cli/command-event.js';
 import { sendCommand } from '../../../src/control-cli/send-command.js';
 import type { StreamTarget } from '../../../src/tail/sse-client.js';
-import { FakeCollector } from './fake-collector.js';
+import { FakeCollector } from '../../support/fake-collector.js';
 
 const CARD = '01JZCARD000000000000000000';
 const TOKEN = 'a-token-of-16-chars-or-more';

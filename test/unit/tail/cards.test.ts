@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { answerableCard, noteParts, PendingCards, timeLeft } from '../../../src/tail/cards.js';
 import { colorStyler, plainStyler } from '../../../src/tail/color.js';
 import { Printer } from '../../../src/tail/printer.js';
-import { CARD, cardEvent, outcome } from './card-events.js';
+import { CARD, cardEvent, outcome } from '../../support/card-events.js';
 
 const T0 = Date.parse('2026-07-03T10:00:00.000Z');
 

@@ -6,7 +6,7 @@ import { PendingCards } from '../../../src/tail/cards.js';
 import { colorStyler, plainStyler, type Styler } from '../../../src/tail/color.js';
 import { ERASE, Footer } from '../../../src/tail/footer.js';
 import { Printer } from '../../../src/tail/printer.js';
-import { CARD, cardEvent, outcome } from './card-events.js';
+import { CARD, cardEvent, outcome } from '../../support/card-events.js';
 
 // eslint-disable-next-line no-control-regex
 const SGR = /\u001b\[[0-9;]*m/;

@@ -3,7 +3,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { WebSocketServer, type WebSocket } from 'ws';
-import { tempDir } from '../../support/processes.js';
+import { tempDir } from './processes.js';
 
 /** One connection as the collector saw it: the upgrade's headers and every frame, raw and parsed, in order. */
 export interface Conn {

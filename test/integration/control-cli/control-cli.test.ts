@@ -6,7 +6,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { CLI } from '../../support/paths.js';
 import { tempDir } from '../../support/processes.js';
-import { FakeCollector } from './fake-collector.js';
+import { FakeCollector } from '../../support/fake-collector.js';
 
 const TOKEN = 'control-cli-token-0123456789';
 const CARD = '01JZCARD000000000000000000';

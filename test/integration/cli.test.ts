@@ -5,8 +5,8 @@ import { describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { CLI, readJson, ROOT } from '../../support/paths.js';
-import { tempDir } from '../../support/processes.js';
+import { CLI, readJson, ROOT } from '../support/paths.js';
+import { tempDir } from '../support/processes.js';
 
 interface Result {
   readonly code: number | null;

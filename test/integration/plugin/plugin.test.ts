@@ -102,7 +102,6 @@ describe('plugin transport: post_api_request (one per model call) and install --
     });
     expect([r.code, r.stdout, r.stderr]).toEqual([0, '', '']);
     expect(r.out.results[0]).toMatchObject({ ret: null, raised: null });
-    expect(r.out.results[0]!.ms).toBeLessThan(100);
     expect(r.out.dropped).toBe(0);
     await waitFor('the hook sent', () => fake!.bodies.length >= 1 || undefined);
     // Hermes's _serialize_payload bytes, every other kwarg in its order, assistant_message left out
@@ -164,7 +163,6 @@ describe('plugin transport: the gates (--control / AEP_HERMES_CONTROL, --instruc
       if (!env.AEP_HERMES_CONTROL && !env.AEP_INSTRUCT) calls.push({ hook: 'pre_llm_call', kwargs: PRE_LLM });
       const r = await runHarness({ pluginDir: pluginCopy(['--socket', fake.socket]), env, calls });
       for (const x of r.out.results) expect(x, JSON.stringify(env)).toMatchObject({ ret: null, raised: null });
-      for (const x of r.out.results) expect(x.ms, JSON.stringify(env)).toBeLessThan(100);
       await waitFor('the hooks sent', () => fake!.headers.length >= 1 || undefined);
       expect(fake.headers.map((h) => h['x-hermes-aep-hold-ms'])).toEqual(fake.headers.map(() => undefined));
       expect(fake.headers.map((h) => h['x-hermes-aep-steer'])).toEqual(fake.headers.map(() => undefined));
@@ -252,7 +250,6 @@ describe('plugin transport: the gates (--control / AEP_HERMES_CONTROL, --instruc
     });
     const [llm, tool] = r.out.results;
     expect(llm).toMatchObject({ ret: null, raised: null });
-    expect(llm!.ms).toBeLessThan(1_500);
     expect(tool).toMatchObject({ ret: { action: 'block', message: 'the operator said no' }, raised: null });
   });
 
@@ -316,7 +313,6 @@ describe('plugin transport: the gates (--control / AEP_HERMES_CONTROL, --instruc
     });
     const block = { action: 'block', message: 'the operator said no' };
     expect(r.out.results.map((x) => x.ret)).toEqual([block, block, null]);
-    expect(r.out.results[2]!.ms).toBeLessThan(100);
     // both answered well before their 23 s deadline: neither waited behind the other
     expect(Math.max(r.out.results[0]!.ms, r.out.results[1]!.ms)).toBeLessThan(15_000);
   });

@@ -1,4 +1,4 @@
-"""Drives plugin/hermes-aep as Hermes's plugin manager would (a fake ctx), for test/unit/plugin/*.test.ts.
+"""Drives plugin/hermes-aep as Hermes's plugin manager would (a fake ctx), for test/integration/plugin/*.test.ts.
 
 stdin: one JSON spec {plugin_dir, cwd?, env?, queue_max?, hold_lock?, hard_exit?, before?, calls: [{exec?, hook, kwargs, drain?,
 background?}], out}.

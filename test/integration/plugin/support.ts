@@ -51,7 +51,7 @@ export interface HarnessResult {
   };
 }
 
-/** Run test/unit/plugin/harness.py (python3, the plugin imported as Hermes imports it) to its exit (atexit included, unless hardExit). */
+/** Run test/integration/plugin/harness.py (python3, the plugin imported as Hermes imports it) to its exit (atexit included, unless hardExit). */
 export function runHarness(spec: HarnessSpec): Promise<HarnessResult> {
   requirePython();
   const out = path.join(tempDir('hermes-aep-harness-'), 'out.json');
@@ -69,7 +69,7 @@ export function runHarness(spec: HarnessSpec): Promise<HarnessResult> {
   return new Promise((resolve, reject) => {
     const child = execFile(
       'python3',
-      [path.join(ROOT, 'test', 'unit', 'plugin', 'harness.py')],
+      [path.join(ROOT, 'test', 'integration', 'plugin', 'harness.py')],
       { env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...spec.env }, timeout: 60_000 },
       (err, stdout, stderr) => {
         const code = err ? ((err as { code?: number }).code ?? -1) : 0;

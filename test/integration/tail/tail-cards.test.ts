@@ -13,7 +13,7 @@ import type { TailPlan } from '../../../src/tail/options.js';
 import { runTail } from '../../../src/tail/tail.js';
 import { CLI } from '../../support/paths.js';
 import { tempDir, waitFor } from '../../support/processes.js';
-import { CARD, cardEvent, outcome } from './card-events.js';
+import { CARD, cardEvent, outcome } from '../../support/card-events.js';
 
 const closers: (() => void)[] = [];
 afterEach(() => {

@@ -5,7 +5,7 @@ import { emptyCounts, listHistoryFiles, replayFile, replayWholeFile, type Histor
 import { historyJoins } from '../mapping/history-joins.js';
 import { safeFileName } from '../history/safe-file-name.js';
 import { HighestEpoch } from '../identity/epoch-store.js';
-import { checkBuilderState } from '../otel/builder-state.js';
+import { checkBuilderState } from '../otel/index.js';
 import { readSnapshot, SnapshotRejected, type SnapshotContent } from './snapshot-file.js';
 import type { RestoreReport, SnapshotOptions } from './snapshot-types.js';
 

@@ -3,7 +3,7 @@ import type { AepEvent } from '../aep/event.js';
 import { historyDirOf, type HistoryCursor, type HistoryFile } from '../history/replay.js';
 import type { EventSink } from '../sinks/sink.js';
 import { safeFileName } from '../history/safe-file-name.js';
-import { builderStateJson } from '../otel/builder-state.js';
+import { builderStateJson } from '../otel/index.js';
 import { findLineEnd } from '../history/find-line.js';
 import { MAX_SPOOL_KEYS, snapshotPath, writeSnapshot } from './snapshot-file.js';
 import { restoreState } from './snapshot-restore.js';

@@ -4,7 +4,7 @@ import { OTLPTraceExporter as ProtobufExporter } from '@opentelemetry/exporter-t
 import type { SpanExporter } from '@opentelemetry/sdk-trace';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { configError } from '../../support/config-error.js';
-import { readSettings } from '../../../src/config/settings.js';
+import { readSettings } from '../../../src/daemon/settings.js';
 import { DeferredExporter } from '../../../src/otel/deferred-exporter.js';
 import { createExporter } from '../../../src/otel/exporter-factory.js';
 import { loadOtelConfig } from '../../../src/otel/otel-config.js';

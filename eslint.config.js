@@ -23,6 +23,21 @@ const aepLeafPaths = {
   regex: String.raw`^(\.\./)+(hermes|mapping|identity|state|daemon|sinks|transport|otel)/`,
   message: 'src/aep/ is the AEP vocabulary (lifecycle table, types, payloads) every stage reads: it imports no stage.',
 };
+// src/otel/ (issue 23): one door for everyone else, and no way back up from it. What otel/ may import below it:
+// core/, aep/, util/, capture/ (the pure down-leveling every hop applies), config/read-env.js (the env reader its
+// loaders share with config/); sinks/sink.js and daemon/pipeline.js until the consumer interface replaces them.
+const otelDoorPaths = {
+  regex: String.raw`^(\.\./)+otel/(?!index\.js$)`,
+  message: 'Outside src/otel/, import OpenTelemetry only through src/otel/index.ts.',
+};
+const otelPaths = {
+  regex: String.raw`^(\.\./)+otel/`,
+  message: 'src/config/ sits below src/otel/: the composition root (src/daemon/settings.ts) joins their settings.',
+};
+const otelUpPaths = {
+  regex: String.raw`^(\.\./)+(?!(core|aep|util|capture|otel|logs|metrics)/|config/read-env\.js$|sinks/sink\.js$|daemon/pipeline\.js$)[^./][^/]*/`,
+  message: 'src/otel/ imports only core/, aep/, util/, capture/ and config/read-env.js of the project (and the SDK).',
+};
 
 // no-restricted-imports sees import/export declarations (`import type` included); these selectors close the two
 // other ways in: `await import('…')` and type queries like `import('…').T`.
@@ -97,6 +112,30 @@ export default defineConfig(
   {
     files: ['src/shim/**'],
     rules: { '@typescript-eslint/no-require-imports': 'off' },
+  },
+
+  // OpenTelemetry's door; the blocks below replace it for identity/, mapping/ and aep/ with stricter rules.
+  {
+    files: ['src/**'],
+    ignores: ['src/otel/**'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [otelDoorPaths] }],
+      'no-restricted-syntax': ['error', ...restrictedImportSyntax(otelDoorPaths)],
+    },
+  },
+  {
+    files: ['src/config/**'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [otelPaths] }],
+      'no-restricted-syntax': ['error', ...restrictedImportSyntax(otelPaths)],
+    },
+  },
+  {
+    files: ['src/otel/**'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [otelUpPaths] }],
+      'no-restricted-syntax': ['error', ...restrictedImportSyntax(otelUpPaths)],
+    },
   },
 
   // Boundaries: identity is Hermes-free (issue 9, item 1), the pure stages import nothing downstream, and the AEP

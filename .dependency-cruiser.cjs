@@ -88,6 +88,13 @@ module.exports = {
       from: { path: '^src/[^/]+/', pathNot: [`^src/(${Object.keys(FLOORS).join('|')})/`] },
       to: {},
     },
+    {
+      name: 'otel-reads-settings-only',
+      comment: 'of src/config/, src/otel/ uses the env reader alone (its loaders report through it); the settings catalogue is src/daemon/settings.ts',
+      severity: 'error',
+      from: { path: '^src/otel/' },
+      to: { path: '^src/config/', pathNot: '^src/config/read-env\\.ts$' },
+    },
     ...floorRules,
     ...doors,
   ],

@@ -1,13 +1,12 @@
 import type { CapturePolicy } from '../capture/policy.js';
 import { atLeast } from '../mapping/content.js';
 import type { KeyedEvent } from '../aep/mapped.js';
+import { GATE_OPTION_IDS, type GateOptionId } from '../aep/card-options.js';
 
 /** The permission card's two options: allow releases the call into Hermes's own gates, deny blocks it. */
-export const GATE_OPTIONS = [
-  { id: 'allow', label: 'Allow' },
-  { id: 'deny', label: 'Deny' },
-] as const;
-export type GateOption = (typeof GATE_OPTIONS)[number]['id'];
+const GATE_LABELS: Readonly<Record<GateOptionId, string>> = { allow: 'Allow', deny: 'Deny' };
+export const GATE_OPTIONS = GATE_OPTION_IDS.map((id) => ({ id, label: GATE_LABELS[id] }));
+export type GateOption = GateOptionId;
 
 /** Tool names are metadata, but a model can invent long ones: the prompt carries at most this much of it. */
 const MAX_NAME = 128;

@@ -3,14 +3,24 @@ import { monotonicFactory } from 'ulid';
 import { bufferedPrng } from '../util/buffered-prng.js';
 import type { DaemonConfig } from '../config/config.js';
 import { ConfigError } from '../config/read-env.js';
-import { loadSettings, type Settings } from '../config/settings.js';
+import { loadSettings, type Settings } from './settings.js';
 import { createPricer } from '../usage/pricer.js';
 import { commitEpoch, HighestEpoch, readStoredEpoch } from '../identity/epoch-store.js';
 import { IdentityStage } from '../identity/identity-stage.js';
 import { EndedSessions } from '../identity/ended-sessions.js';
 import { JsonlHistorySink } from '../history/index.js';
-import { createExporter, createSampler, OtelMirror, SpanContextStage } from '../otel/index.js';
-import { AepLogSink, DeferredLogExporter, otlpLogExporter } from '../otel/logs/index.js';
+import {
+  AepLogSink,
+  createExporter,
+  createSampler,
+  DeferredLogExporter,
+  ExportFailures,
+  METRICS_SHUTDOWN_MS,
+  MetricsSink,
+  OtelMirror,
+  otlpLogExporter,
+  SpanContextStage,
+} from '../otel/index.js';
 import { runtimeWarning } from './runtime.js';
 import { createDiagnostics, type Logger } from '../core/logger.js';
 import { Snapshotter } from '../state/snapshot.js';
@@ -31,8 +41,6 @@ import type { Degradation } from '../core/health-latch.js';
 import { wireStream, type StreamFactories, type StreamWiring } from './stream-wiring.js';
 import { streamFactories } from './stream-factories.js';
 import { ControlTarget } from '../control/control-target.js';
-import { METRICS_SHUTDOWN_MS, MetricsSink } from '../otel/metrics/metrics-sink.js';
-import { ExportFailures } from '../otel/metrics/daemon-readings.js';
 import { daemonReadings } from './metrics-readings.js';
 
 export const VERSION = '0.1.0';

@@ -1,5 +1,4 @@
-import type { DaemonReadings } from '../otel/metrics/daemon-readings.js';
-import type { OtelMirror } from '../otel/otel-mirror.js';
+import type { DaemonReadings, OtelMirror } from '../otel/index.js';
 import type { JsonlHistorySink } from '../history/index.js';
 import type { DropReports } from '../transport/drop-report.js';
 import type { RelayLink } from '../relay/relay-link.js';

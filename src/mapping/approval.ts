@@ -2,6 +2,7 @@ import { code, extraOf, str, type HookEnvelope } from '../hermes/envelope.js';
 import type { CapturePolicy } from '../capture/policy.js';
 import { atLeast, compact, gatedText } from './content.js';
 import type { MappedEvent } from './types.js';
+import { APPROVAL_OPTION_IDS, type ApprovalOptionId } from '../aep/card-options.js';
 
 const CARD = 'attention.requested';
 
@@ -9,12 +10,13 @@ const CARD = 'attention.requested';
  * The vendor's decision menu, carried as data: exactly the choice set
  * `post_approval_response` can deliver, with the vendor's own labels.
  */
-export const APPROVAL_OPTIONS = [
-  { id: 'once', label: 'Allow once' },
-  { id: 'session', label: 'Allow for this session' },
-  { id: 'always', label: 'Add to permanent allowlist' },
-  { id: 'deny', label: 'Deny' },
-] as const;
+const APPROVAL_LABELS: Readonly<Record<ApprovalOptionId, string>> = {
+  once: 'Allow once',
+  session: 'Allow for this session',
+  always: 'Add to permanent allowlist',
+  deny: 'Deny',
+};
+export const APPROVAL_OPTIONS = APPROVAL_OPTION_IDS.map((id) => ({ id, label: APPROVAL_LABELS[id] }));
 
 function subjectOf(env: HookEnvelope): string | undefined {
   return str(extraOf(env).pattern_key);

@@ -1,6 +1,7 @@
 import type { SpanExporter } from '@opentelemetry/sdk-trace';
 import { DeferredExporter } from './deferred-exporter.js';
-import type { OtelConfig, OtlpProtocol } from './otel-config.js';
+import type { OtelConfig } from './otel-config.js';
+import type { OtlpProtocol } from './otel-env.js';
 
 /**
  * Loads only the exporter chosen (`OTEL_TRACES_EXPORTER`, and for `otlp` its

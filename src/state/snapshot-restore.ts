@@ -4,7 +4,7 @@ import type { AepEvent } from '../aep/event.js';
 import { emptyCounts, listHistoryFiles, replayFile, replayWholeFile, safeFileName, type HistoryCursor, type HistoryFile } from '../history/index.js';
 import { historyJoins } from '../mapping/history-joins.js';
 import { HighestEpoch } from '../identity/epoch-store.js';
-import { checkBuilderState } from '../otel/builder-state.js';
+import { checkBuilderState } from '../otel/index.js';
 import { readSnapshot, SnapshotRejected, type SnapshotContent } from './snapshot-file.js';
 import type { RestoreReport, SnapshotOptions } from './snapshot-types.js';
 

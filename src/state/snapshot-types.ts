@@ -2,7 +2,7 @@ import type { AepEvent } from '../aep/event.js';
 import type { IdentityStage } from '../identity/identity-stage.js';
 import type { ReplayCounts } from '../history/index.js';
 import type { Logger } from '../core/logger.js';
-import type { OtelMirror } from '../otel/otel-mirror.js';
+import type { OtelMirror } from '../otel/index.js';
 
 export interface SnapshotOptions {
   readonly stateDir: string;

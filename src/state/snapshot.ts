@@ -2,7 +2,7 @@ import path from 'node:path';
 import type { AepEvent } from '../aep/event.js';
 import { findLineEnd, historyDirOf, safeFileName, type HistoryCursor, type HistoryFile } from '../history/index.js';
 import type { EventSink } from '../sinks/sink.js';
-import { builderStateJson } from '../otel/builder-state.js';
+import { builderStateJson } from '../otel/index.js';
 import { MAX_SPOOL_KEYS, snapshotPath, writeSnapshot } from './snapshot-file.js';
 import { restoreState } from './snapshot-restore.js';
 import type { RestoreReport, SnapshotOptions } from './snapshot-types.js';

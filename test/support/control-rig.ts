@@ -3,7 +3,7 @@ import { request } from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { ulid } from 'ulid';
-import { readSettings } from '../../src/config/settings.js';
+import { readSettings } from '../../src/daemon/settings.js';
 import { silentLogger } from '../../src/core/logger.js';
 import { startDaemon, type RunningDaemon } from '../../src/daemon/main.js';
 import { WsConsumer } from './aep-stream-client.js';

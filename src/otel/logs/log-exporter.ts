@@ -1,7 +1,7 @@
 import type { ExportResult, ExportResultCode } from '@opentelemetry/core';
 import type { LogRecordExporter, ReadableLogRecord } from '@opentelemetry/sdk-logs';
 import { CountingExporter } from '../counting-exporter.js';
-import type { OtlpProtocol } from '../otel-config.js';
+import type { OtlpProtocol } from '../otel-env.js';
 
 /** `ExportResultCode.FAILED`, without loading @opentelemetry/core at start */
 const FAILED = 1 as ExportResultCode.FAILED;

@@ -1,30 +1,23 @@
 import { z } from 'zod';
 import { CAPTURE_LEVELS } from '../../core/capture-levels.js';
-import { httpUrl, int, oneOf, readEnv, reject, setting } from '../../config/read-env.js';
-import { GRPC_HEADERS, grpcMetadata, headers, OTLP_PROTOCOLS } from '../otel-config.js';
+import { int, oneOf, readEnv, setting } from '../../config/read-env.js';
+import { otlpShape, refuseGrpcHeaders, signalSettings } from '../otel-env.js';
 
 const EXPORTERS = ['otlp', 'none'] as const;
-const protocol = oneOf(OTLP_PROTOCOLS);
 
 /**
- * The log bridge's settings: the standard `OTEL_LOGS_*`, `OTEL_EXPORTER_OTLP_LOGS_*`
- * and `OTEL_BLRP_*` variables, and the bridge's ceiling. The OTLP log exporter
- * reads its endpoint, headers, timeout and compression from the environment
- * itself; they are validated here so a bad one stops the start.
+ * The log bridge's settings: the standard `OTEL_LOGS_*` and `OTEL_BLRP_*`
+ * variables, the OTLP ones of the logs signal (otel-env.ts), and the bridge's
+ * ceiling. The OTLP log exporter reads its endpoint, headers, timeout and
+ * compression from the environment itself; they are validated here so a bad
+ * one stops the start.
  */
 const logsSettings = z
   .looseObject({
     OTEL_LOGS_EXPORTER: setting(`${EXPORTERS.join(', ')} (the first of a list is used)`, (raw) =>
       EXPORTERS.find((x) => x === raw.split(',')[0]?.trim().toLowerCase()),
     ).optional(),
-    OTEL_EXPORTER_OTLP_ENDPOINT: httpUrl.optional(),
-    OTEL_EXPORTER_OTLP_LOGS_ENDPOINT: httpUrl.optional(),
-    OTEL_EXPORTER_OTLP_PROTOCOL: protocol.optional(),
-    OTEL_EXPORTER_OTLP_LOGS_PROTOCOL: protocol.optional(),
-    OTEL_EXPORTER_OTLP_HEADERS: headers.optional(),
-    OTEL_EXPORTER_OTLP_LOGS_HEADERS: headers.optional(),
-    OTEL_EXPORTER_OTLP_LOGS_TIMEOUT: int(1, 600_000).optional(),
-    OTEL_EXPORTER_OTLP_LOGS_COMPRESSION: oneOf(['gzip', 'none']).optional(),
+    ...otlpShape('logs'),
     AEP_OTEL_CAPTURE: oneOf(CAPTURE_LEVELS).optional(),
     AEP_OTEL_LOGS_CAPTURE: oneOf(CAPTURE_LEVELS).optional(),
     AEP_OTEL_SHUTDOWN_TIMEOUT_MS: int(100, 120_000).default(5_000),
@@ -34,15 +27,13 @@ const logsSettings = z
     OTEL_BLRP_EXPORT_TIMEOUT: int(100, 600_000).default(30_000),
   })
   .transform((e, ctx) => {
-    const otlpProtocol = e.OTEL_EXPORTER_OTLP_LOGS_PROTOCOL ?? e.OTEL_EXPORTER_OTLP_PROTOCOL ?? 'http/protobuf';
-    if (otlpProtocol === 'grpc')
-      for (const variable of ['OTEL_EXPORTER_OTLP_HEADERS', 'OTEL_EXPORTER_OTLP_LOGS_HEADERS'] as const)
-        if (e[variable]?.every(grpcMetadata) === false) reject(ctx, variable, GRPC_HEADERS);
+    const otlp = signalSettings(e, 'logs');
+    if (otlp.protocol === 'grpc') refuseGrpcHeaders(e, 'logs', ctx);
     return {
       // unnamed: on when an OTLP endpoint is set (there is somewhere to send to), off otherwise
-      exporter: e.OTEL_LOGS_EXPORTER ?? (e.OTEL_EXPORTER_OTLP_ENDPOINT || e.OTEL_EXPORTER_OTLP_LOGS_ENDPOINT ? 'otlp' : 'none'),
+      exporter: e.OTEL_LOGS_EXPORTER ?? (otlp.endpointSet ? 'otlp' : 'none'),
       /** the logs-specific variable over the generic one, http/protobuf unless set */
-      protocol: otlpProtocol,
+      protocol: otlp.protocol,
       /** max_capture of AEP-0005 §3.3: content above it never leaves the process; the spans' ceiling unless set */
       ceiling: e.AEP_OTEL_LOGS_CAPTURE ?? e.AEP_OTEL_CAPTURE ?? 'metadata',
       shutdownTimeoutMs: e.AEP_OTEL_SHUTDOWN_TIMEOUT_MS,

@@ -1,5 +1,7 @@
+import type { Signal } from '../otel-env.js';
+
 /** The signals whose failed export requests `aep.export.failures` counts. */
-export type Signal = 'traces' | 'metrics' | 'logs';
+export type { Signal };
 
 /**
  * What the observable instruments read at each collection, from counters the

@@ -1,8 +1,7 @@
 import type { AepEvent } from '../../aep/event.js';
 import { CONTROL_ACKS, FAMILIES, GUARDRAIL, X_HERMES, X_HERMES_PREFIX, isTerminalOf } from '../../aep/lifecycle.js';
-import { APPROVAL_OPTIONS } from '../../mapping/approval.js';
-import { GATE_OPTIONS } from '../../control/gate-card.js';
-import { INPUT_TOKENS, OUTPUT_TOKENS } from '../../usage/token-usage.js';
+import { APPROVAL_OPTION_IDS, GATE_OPTION_IDS } from '../../aep/card-options.js';
+import { INPUT_TOKENS, OUTPUT_TOKENS } from '../../core/usage-keys.js';
 import { RecencyMap } from '../../util/recency-map.js';
 import { terminalAttrs } from '../span-attributes.js';
 import { toolName } from '../unit-keys.js';
@@ -29,7 +28,7 @@ const KNOWN_TYPES: ReadonlySet<string> = new Set<string>([
 export const eventType = (type: string): string => (KNOWN_TYPES.has(type) ? type : type.startsWith(X_HERMES_PREFIX) ? `${X_HERMES_PREFIX}other` : 'other');
 
 /** The choices a permission card can close with: Hermes's menu, the control gate's, and the two non-answers. */
-const APPROVAL_CHOICES: ReadonlySet<string> = new Set([...APPROVAL_OPTIONS.map((o) => o.id), ...GATE_OPTIONS.map((o) => o.id), 'timeout', 'dismissed']);
+const APPROVAL_CHOICES: ReadonlySet<string> = new Set([...APPROVAL_OPTION_IDS, ...GATE_OPTION_IDS, 'timeout', 'dismissed']);
 const RESOLUTIONS: ReadonlySet<string> = new Set(['answered', 'timeout', 'dismissed', 'auto']);
 const CARD_KINDS: ReadonlySet<string> = new Set(['permission', 'input', 'auth', 'review', 'form', 'other']);
 

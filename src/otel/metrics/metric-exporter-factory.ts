@@ -1,5 +1,5 @@
 import type { PushMetricExporter } from '@opentelemetry/sdk-metrics';
-import type { OtlpProtocol } from '../otel-config.js';
+import type { OtlpProtocol } from '../otel-env.js';
 import type { MetricsConfig, TemporalityPreference } from './metrics-config.js';
 
 /** `AggregationTemporalityPreference` of the OTLP metric exporters, without loading one to read it */

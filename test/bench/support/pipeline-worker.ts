@@ -7,7 +7,7 @@
 //   profile <hooks>                     hooks one at a time; per hook: parse, map (the pure mapping alone),
 //                                       the synchronous rest of the pipeline (identity, span context, publish), the write
 import { hookEnvelopeSchema } from '../../../src/hermes/envelope.js';
-import { loadSettings } from '../../../src/config/settings.js';
+import { loadSettings } from '../../../src/daemon/settings.js';
 import { silentLogger } from '../../../src/core/logger.js';
 import { startDaemon } from '../../../src/daemon/main.js';
 import { readHook } from '../../../src/mapping/map-hook.js';

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../../src/config/read-env.js';
-import { readSettings } from '../../../src/config/settings.js';
+import { readSettings } from '../../../src/daemon/settings.js';
 import { ROOT } from '../../support/paths.js';
 
 /**

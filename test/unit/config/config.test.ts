@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../src/config/config.js';
 import { configError } from '../../support/config-error.js';
-import { daemonDirectories, readSettings } from '../../../src/config/settings.js';
+import { daemonDirectories, readSettings } from '../../../src/daemon/settings.js';
 import { loadOtelConfig } from '../../../src/otel/otel-config.js';
 
 describe('settings', () => {

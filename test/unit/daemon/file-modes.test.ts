@@ -2,7 +2,7 @@ import { existsSync, lstatSync, mkdtempSync, readdirSync, readFileSync } from 'n
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { readSettings } from '../../../src/config/settings.js';
+import { readSettings } from '../../../src/daemon/settings.js';
 import { silentLogger } from '../../../src/core/logger.js';
 import { startDaemon, type RunningDaemon } from '../../../src/daemon/main.js';
 import { ROOT } from '../../support/paths.js';

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../src/config/config.js';
-import { readSettings } from '../../../src/config/settings.js';
+import { readSettings } from '../../../src/daemon/settings.js';
 import { silentLogger } from '../../../src/core/logger.js';
 import { startDaemon, type RunningDaemon } from '../../../src/daemon/main.js';
 import { streamTarget } from '../../../src/tail/target.js';

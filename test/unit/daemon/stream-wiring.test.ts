@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { readSettings } from '../../../src/config/settings.js';
+import { readSettings } from '../../../src/daemon/settings.js';
 import { silentLogger } from '../../../src/core/logger.js';
 import { startDaemon, type RunningDaemon } from '../../../src/daemon/main.js';
 import { checkEnvelope } from '../../../src/stream/envelope-check.js';

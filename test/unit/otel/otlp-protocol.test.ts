@@ -4,10 +4,11 @@ import { OTLPTraceExporter as ProtobufExporter } from '@opentelemetry/exporter-t
 import type { SpanExporter } from '@opentelemetry/sdk-trace';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { configError } from '../../support/config-error.js';
-import { readSettings } from '../../../src/config/settings.js';
+import { readSettings } from '../../../src/daemon/settings.js';
 import { DeferredExporter } from '../../../src/otel/deferred-exporter.js';
 import { createExporter } from '../../../src/otel/exporter-factory.js';
-import { loadOtelConfig, OTLP_PROTOCOLS } from '../../../src/otel/otel-config.js';
+import { loadOtelConfig } from '../../../src/otel/otel-config.js';
+import { OTLP_PROTOCOLS } from '../../../src/otel/otel-env.js';
 
 const ENDPOINT = { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318' };
 const protocolOf = (env: Record<string, string>) => loadOtelConfig('/l', { ...ENDPOINT, ...env }).protocol;

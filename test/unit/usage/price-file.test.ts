@@ -4,7 +4,7 @@ import path from 'node:path';
 import { calcPrice, type Provider } from '@pydantic/genai-prices';
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../../src/config/read-env.js';
-import { readSettings } from '../../../src/config/settings.js';
+import { readSettings } from '../../../src/daemon/settings.js';
 import { parsePriceFile, readPriceFile } from '../../../src/usage/price-file.js';
 import { loadPricer, type PriceCall } from '../../../src/usage/pricer.js';
 import { fromHermesUsage } from '../../../src/usage/token-usage.js';

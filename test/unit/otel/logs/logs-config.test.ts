@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { loadLogsConfig } from '../../../../src/otel/logs/logs-config.js';
-import { readSettings } from '../../../../src/config/settings.js';
+import { readSettings } from '../../../../src/daemon/settings.js';
 import { configError } from '../../../support/config-error.js';
 
 describe('the log bridge settings', () => {

@@ -1,12 +1,16 @@
 import path from 'node:path';
-import { loadOtelConfig, type OtelConfig } from '../otel/otel-config.js';
-import { loadLogsConfig, type LogsConfig } from '../otel/logs/logs-config.js';
-import { loadMetricsConfig, type MetricsConfig } from '../otel/metrics/metrics-config.js';
-import { loadConfig, type DaemonConfig } from './config.js';
-import { checkDirectories } from './paths.js';
-import { ConfigError, type ConfigProblem } from './read-env.js';
+import { loadLogsConfig, loadMetricsConfig, loadOtelConfig, type LogsConfig, type MetricsConfig, type OtelConfig } from '../otel/index.js';
+import { loadConfig, type DaemonConfig } from '../config/config.js';
+import { checkDirectories } from '../config/paths.js';
+import { ConfigError, type ConfigProblem } from '../config/read-env.js';
 import { readPriceFile, type PriceOverrides } from '../usage/price-file.js';
 
+/**
+ * Every setting the daemon reads, composed here in the composition root: the
+ * daemon's own (src/config/), the three OpenTelemetry signals' (src/otel/,
+ * each read through config's env reader, read-env.ts) and the price file.
+ * config/ sits below otel/ and never imports it; what joins them is this file.
+ */
 export interface Settings {
   readonly config: DaemonConfig;
   readonly otel: OtelConfig;

@@ -93,7 +93,7 @@ export function createHookApp(o: HookAppOptions): HookApp {
     log: o.log,
     ...(o.settled ? { settled: o.settled } : {}),
     ...(o.pricer ? { pricer: o.pricer } : {}),
-    ...(gated ? { control: (env, mapped, now, live) => controlStep(gated.target, gated.settings, o.policy, env, mapped, now, live) } : {}),
+    ...(gated ? { control: (mapped, now, live) => controlStep(gated.target, gated.settings, o.policy, mapped, now, live) } : {}),
   });
   control?.target.attach({
     refusal: () => pipeline.refusal(),

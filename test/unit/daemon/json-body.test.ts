@@ -52,7 +52,7 @@ describe('the pre-parse scan counts exactly and parses like JSON.parse', () => {
   it('the caps are exact: 64 levels pass, 65 are refused; the node cap likewise', () => {
     const nest = (n: number) => `${'['.repeat(n)}${']'.repeat(n)}`;
     expect(scanJson(bytes(nest(64)), limits).ok).toBe(true);
-    expect(scanJson(bytes(nest(65)), limits)).toEqual({ ok: false, reason: 'too_deep' });
+    expect(scanJson(bytes(nest(65)), limits)).toEqual({ ok: false, reason: 'too-deep' });
     // what the scan measured is remembered, and agrees with the walk it replaces
     const v = parseBounded(bytes(nest(64)), limits);
     expect(knownDepth(v)).toBe(64);
@@ -60,7 +60,7 @@ describe('the pre-parse scan counts exactly and parses like JSON.parse', () => {
     expect([nestsDeeperThan(JSON.parse(nest(64)), 64), nestsDeeperThan(JSON.parse(nest(64)), 63)]).toEqual([false, true]);
     const arr = (n: number) => `[${Array.from({ length: n }, () => '1').join(',')}]`;
     expect(scanJson(bytes(arr(999)), { maxNodes: 1000, maxDepth: 64 }).ok).toBe(true);
-    expect(scanJson(bytes(arr(1000)), { maxNodes: 1000, maxDepth: 64 })).toEqual({ ok: false, reason: 'too_many_nodes' });
+    expect(scanJson(bytes(arr(1000)), { maxNodes: 1000, maxDepth: 64 })).toEqual({ ok: false, reason: 'too-many-nodes' });
     expect(() => parseBounded(bytes(arr(1000)), { maxNodes: 1000, maxDepth: 64 })).toThrow(BodyRefusal);
   });
 
@@ -68,7 +68,7 @@ describe('the pre-parse scan counts exactly and parses like JSON.parse', () => {
     const keys = Array.from({ length: 1_000_000 }, (_, i) => `"k${i}":0`).join(',');
     const body = bytes(`{"hook_event_name":"x","tool_input":{${keys}}}`);
     const t0 = performance.now();
-    expect(scanJson(body, { maxNodes: 200_000, maxDepth: 64 })).toEqual({ ok: false, reason: 'too_many_nodes' });
+    expect(scanJson(body, { maxNodes: 200_000, maxDepth: 64 })).toEqual({ ok: false, reason: 'too-many-nodes' });
     expect(performance.now() - t0).toBeLessThan(1_000);
   });
 
@@ -122,7 +122,7 @@ describe('large values cross from the worker in parts', () => {
 
   it("refusals and syntax errors come back from the worker; framing errors are fastify's", async () => {
     const many = bytes(`[${Array.from({ length: 300_000 }, () => '0').join(',')}]`);
-    await expect(parser.read(stream(many), String(many.length))).rejects.toMatchObject({ code: 'too_many_nodes' });
+    await expect(parser.read(stream(many), String(many.length))).rejects.toMatchObject({ code: 'too-many-nodes' });
     const bad = bytes(`{"a":"${'y'.repeat(5000)}"`);
     await expect(parser.read(stream(bad), String(bad.length))).rejects.toBeInstanceOf(SyntaxError);
     await expect(parser.read(stream(bytes('{}')), '999999999999')).rejects.toMatchObject({ code: 'FST_ERR_CTP_BODY_TOO_LARGE' });

@@ -46,13 +46,13 @@ export const ERRORS = {
   unavailable: { status: 503, where: ['/hook', '/events', 'frame'], message: 'the event log cannot take events now; nothing was recorded; retry later' },
   // the stream's ingest (/events)
   'invalid-event': { status: 400, where: ['/events', 'frame'], message: 'an event fails envelope validation' },
-  conflict: { status: 409, where: ['/events'], message: 'an event conflicts with one the history holds' },
+  conflict: { status: 409, where: ['/events'], message: "an event names one of this daemon's own sessions, whose positions are assigned here" },
   'bad-body': { status: 400, where: ['/events'], message: 'the body could not be read' },
   // subscribing (/stream, /socket)
   'invalid-filter': { status: 400, where: ['/stream', 'frame'], message: 'the subscription request is invalid' },
   'limit-exceeded': { status: 429, where: ['/stream', 'frame'], message: 'the subscription would exceed a limit of the daemon' },
   // who may ask (every route)
-  unauthorized: { status: 401, where: ['/hook', '/events', '/stream', '/socket', 'frame'], message: 'this needs Authorization: Bearer <token>' },
+  unauthorized: { status: 401, where: ['any route', 'frame'], message: 'this needs Authorization: Bearer <token>' },
   'forbidden-host': { status: 403, where: ['any route'], message: "Host must be localhost, 127.0.0.1, [::1] or one of the daemon's own names" },
   'forbidden-origin': { status: 403, where: ['any route'], message: 'requests made by web pages (with an Origin header) are refused' },
   'not-found': { status: 404, where: ['any route'], message: 'no such route' },

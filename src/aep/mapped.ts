@@ -49,8 +49,30 @@ export interface HookKeys extends Joins {
   readonly parentRun?: string;
 }
 
-/** One hook, mapped: its keys and its events, in order. */
+/**
+ * What the daemon's steps need of one hook beyond its events, read off the
+ * vendor payload by the mapping (no other folder reads a Hermes payload).
+ * The flags are plain data. The values are read by calling: they are the
+ * payload's own, not through secret detection (they decide, they are never
+ * written), so they never travel as data (a serialised mapped hook holds none
+ * of them).
+ */
+export interface HookFacts {
+  /** a gate may hold this hook's reply (the call waits for an answer): a tool call about to run */
+  readonly mayHold: boolean;
+  /** this hook's reply may carry steering (queued instructions as context): a turn about to start */
+  readonly maySteer: boolean;
+  /** the tool as the vendor named it (a gate tests its tool pattern on it when the hook may be held); undefined: none */
+  toolName(): string | undefined;
+  /** the model server's address as the vendor sent it (path and query kept: the pricer tells a local server or a coding plan by it) */
+  modelServer(): string | undefined;
+  /** the telemetry schema version the hook declared (the drift sentinel), whatever its type; undefined: none */
+  schemaVersion(): unknown;
+}
+
+/** One hook, mapped: its keys, its events in order, and what the daemon's steps need of it. */
 export interface MappedHook {
   readonly keys: HookKeys;
   readonly events: readonly KeyedEvent[];
+  readonly facts: HookFacts;
 }

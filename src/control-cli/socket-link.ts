@@ -83,10 +83,10 @@ function ackWindowOf(hello: Record<string, unknown>): number {
   return typeof w === 'number' && Number.isSafeInteger(w) && w > 0 && w <= 600_000 ? w : DEFAULT_ACK_WINDOW_MS;
 }
 
-/** An HTTP refusal's body: `{error, message}` as the daemon writes it (fixed reasons, never the credential). */
+/** An HTTP refusal's body: `{error, detail}` as the daemon writes it (core/errors.ts; `message` from an older daemon); fixed reasons, never the credential. */
 function httpFailure(status: number, body: string): LinkFailure {
   const j = parse(body) ?? {};
-  return { kind: 'http', status, error: short(j['error'], 60) ?? `http-${status}`, message: short(j['message'], 300) ?? '' };
+  return { kind: 'http', status, error: short(j['error'], 60) ?? `http-${status}`, message: short(j['detail'], 300) ?? short(j['message'], 300) ?? '' };
 }
 
 /** Connect and complete the hello exchange; rejects with a LinkError. */

@@ -1,6 +1,5 @@
 import type { KeyedEvent, MappedHook } from '../aep/mapped.js';
 import type { CapturePolicy } from '../capture/policy.js';
-import type { HookEnvelope } from '../hermes/envelope.js';
 import type { ControlTarget } from './control-target.js';
 import type { ControlSettings } from './control-types.js';
 import { gateCard } from './gate-card.js';
@@ -40,9 +39,9 @@ export function liveHookOf(headers: Readonly<Record<string, string | string[] | 
 
 /**
  * The control step between the pure mapping and identity (gates on only):
- * a gated `pre_tool_call` gains its permission card right after its
+ * a gated tool call about to run (`facts.mayHold`) gains its permission card right after its
  * `tool.requested` (before any form card: the answerable gate first); a turn
- * start takes the session's queued instructions (their `delivered` audits
+ * start whose reply may steer (`facts.maySteer`) takes the session's queued instructions (their `delivered` audits
  * after `run.started`); a session end drops what is still queued (audited
  * before `session.ended`). Adds events only; the mapping's never move.
  */
@@ -50,14 +49,14 @@ export function controlStep(
   target: ControlTarget,
   settings: ControlSettings,
   policy: CapturePolicy,
-  env: HookEnvelope,
   mapped: MappedHook,
   now: Date,
   live: LiveHook | undefined,
 ): StepResult {
   const session = mapped.keys.session;
   const events = mapped.events;
-  if (env.hook_event_name === 'pre_tool_call' && live?.holdMs !== undefined && target.gates(env.tool_name ?? undefined)) {
+  const facts = mapped.facts;
+  if (facts.mayHold && live?.holdMs !== undefined && target.gates(facts.toolName())) {
     const holdMs = Math.min(settings.holdMs, live.holdMs - HOLD_MARGIN_MS);
     const at = events.findIndex((e) => e.type === 'tool.requested');
     if (holdMs >= MIN_HOLD_MS && at >= 0) {
@@ -68,22 +67,22 @@ export function controlStep(
       // the cap's slot is taken here, in the same turn as the check: calls mapped while others' cards are written cannot all pass
       const slot = target.reserveHold();
       if (!slot) return { mapped };
-      return { mapped: { keys: mapped.keys, events: [...events.slice(0, at + 1), card, ...events.slice(at + 1)] }, plan: { kind: 'hold', holdMs, slot } };
+      return { mapped: { ...mapped, events: [...events.slice(0, at + 1), card, ...events.slice(at + 1)] }, plan: { kind: 'hold', holdMs, slot } };
     }
     return { mapped };
   }
-  if (env.hook_event_name === 'pre_llm_call' && live?.steer && settings.instruct && session !== undefined) {
+  if (facts.maySteer && live?.steer && settings.instruct && session !== undefined) {
     const d = target.deliver(session);
     if (!d) return { mapped };
     const audits = d.events.map((e, i): KeyedEvent => ({ ...e, cause: d.causes[i]! }));
-    return { mapped: { keys: mapped.keys, events: [...events, ...audits] }, plan: { kind: 'context', context: d.context } };
+    return { mapped: { ...mapped, events: [...events, ...audits] }, plan: { kind: 'context', context: d.context } };
   }
   const end = events.findIndex((e) => e.type === 'session.ended');
   if (end >= 0 && session !== undefined && target.queue.has(session)) {
     const d = target.drop(session);
     if (!d) return { mapped };
     const audits = d.events.map((e, i): KeyedEvent => ({ ...e, cause: d.causes[i]! }));
-    return { mapped: { keys: mapped.keys, events: [...events.slice(0, end), ...audits, ...events.slice(end)] } };
+    return { mapped: { ...mapped, events: [...events.slice(0, end), ...audits, ...events.slice(end)] } };
   }
   return { mapped };
 }

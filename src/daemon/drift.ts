@@ -1,9 +1,10 @@
-import { TELEMETRY_SCHEMA_VERSION, type HookEnvelope } from '../hermes/envelope.js';
+import { TELEMETRY_SCHEMA_VERSION } from '../hermes/envelope.js';
 import { identifierHasSecret } from '../capture/identifier-secrets.js';
 import type { Logger } from '../core/logger.js';
 
 /**
- * Watches the drift sentinel (`extra.telemetry_schema_version`). A payload
+ * Watches the drift sentinel: the telemetry schema version a hook declares,
+ * as the mapping read it (`HookFacts.schemaVersion()`). A payload
  * without it, or with another value, is still mapped; it is counted here and
  * logged once per distinct situation, so a Hermes upgrade is noticed without
  * flooding the log.
@@ -15,12 +16,12 @@ export class DriftWatch {
 
   constructor(private readonly log: Logger) {}
 
-  check(env: HookEnvelope): void {
-    const v = env.extra?.telemetry_schema_version;
+  /** `hook`: the hook's name as sent; `v`: the schema version it declared (undefined: none) */
+  check(hook: string, v: unknown): void {
     if (v === TELEMETRY_SCHEMA_VERSION) return;
     if (v === undefined) {
       this.missing++;
-      this.once('missing', () => this.log.warn('hermes payload without drift sentinel; mapped anyway', { hook: shownAs(env.hook_event_name, HOOK_NAME_FORM) }));
+      this.once('missing', () => this.log.warn('hermes payload without drift sentinel; mapped anyway', { hook: shownAs(hook, HOOK_NAME_FORM) }));
       return;
     }
     this.mismatched++;

@@ -18,6 +18,7 @@ import type { ControlTarget } from '../control/control-target.js';
 import type { ControlSettings } from '../control/control-types.js';
 import { controlStep } from '../control/hook-step.js';
 import { wireFromOwn, type WireEvent } from '../aep/wire.js';
+import { errorBody, errorStatus } from '../core/errors.js';
 
 export interface HookAppOptions {
   readonly policy: CapturePolicy;
@@ -93,7 +94,7 @@ export function createHookApp(o: HookAppOptions): HookApp {
     log: o.log,
     ...(o.settled ? { settled: o.settled } : {}),
     ...(o.pricer ? { pricer: o.pricer } : {}),
-    ...(gated ? { control: (env, mapped, now, live) => controlStep(gated.target, gated.settings, o.policy, env, mapped, now, live) } : {}),
+    ...(gated ? { control: (mapped, now, live) => controlStep(gated.target, gated.settings, o.policy, mapped, now, live) } : {}),
   });
   control?.target.attach({
     refusal: () => pipeline.refusal(),
@@ -175,10 +176,7 @@ export function createHookApp(o: HookAppOptions): HookApp {
     // read: the shim spools them behind the others, so arrival order holds and none waits on the drain.
     app.addHook('onRequest', (req, reply, done) => {
       if (!(spool.draining || spool.stalled) || !isHook(req)) return done();
-      void reply
-        .code(503)
-        .header('retry-after', '1')
-        .send({ error: 'spool_draining', message: 'the daemon is ingesting its spool; the shim spools this hook' });
+      void reply.code(errorStatus('spool-draining')).header('retry-after', '1').send(errorBody('spool-draining'));
     });
     // Live: anything spooled since is ingested before this hook (callback style: no promise when nothing waits).
     app.addHook('preHandler', (req, _reply, done) => {

@@ -1,5 +1,6 @@
 import { Worker } from 'node:worker_threads';
 import { scanJson, type ScanLimits } from '../transport/json-scan.js';
+import type { ErrorCode } from '../core/errors.js';
 import { Assembler, type Part } from './json-parts.js';
 
 /**
@@ -27,7 +28,8 @@ const WORKER_IDLE_MS = 10_000;
  */
 export const LARGE_BODY_BUDGET_BYTES = 128 * 1024 * 1024;
 
-export type BodyRefusalCode = 'too_deep' | 'too_many_nodes' | 'empty_body' | 'parser_unavailable' | 'busy';
+/** The catalogue's codes (core/errors.ts) a body may be refused with before or while it is parsed. */
+export type BodyRefusalCode = Extract<ErrorCode, 'too-deep' | 'too-many-nodes' | 'empty-body' | 'parser-unavailable' | 'busy'>;
 
 /** A body refused before or while parsing; `code` picks the fixed reply (server.ts). */
 export class BodyRefusal extends Error {
@@ -76,12 +78,12 @@ function stripPoisonKeys(root: unknown): void {
  * anything that is not JSON. Synchronous; the worker runs exactly this.
  */
 export function parseBounded(bytes: Uint8Array, limits: ScanLimits): unknown {
-  if (bytes.byteLength === 0) throw new BodyRefusal('empty_body');
+  if (bytes.byteLength === 0) throw new BodyRefusal('empty-body');
   const scan = scanJson(bytes, limits);
   if (!scan.ok) throw new BodyRefusal(scan.reason);
   let text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
   if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
-  if (text.trim() === '') throw new BodyRefusal('empty_body');
+  if (text.trim() === '') throw new BodyRefusal('empty-body');
   const value: unknown = JSON.parse(text);
   if (scan.suspectKeys) stripPoisonKeys(value);
   if (typeof value === 'object' && value !== null) scannedDepth.set(value, scan.maxDepth);
@@ -264,7 +266,7 @@ export class JsonBodyParser {
     const entry = this.jobs.get(job.id);
     if (this.worker !== job.worker || !entry) {
       this.jobs.delete(job.id);
-      return Promise.reject(new BodyRefusal('parser_unavailable'));
+      return Promise.reject(new BodyRefusal('parser-unavailable'));
     }
     return new Promise((resolve, reject) => {
       entry.resolve = resolve;
@@ -303,7 +305,7 @@ export class JsonBodyParser {
     const gone = () => {
       if (this.worker !== w) return;
       this.worker = undefined;
-      for (const entry of this.jobs.values()) entry.reject?.(new BodyRefusal('parser_unavailable'));
+      for (const entry of this.jobs.values()) entry.reject?.(new BodyRefusal('parser-unavailable'));
       this.jobs.clear();
     };
     w.on('error', gone);
@@ -330,7 +332,7 @@ export class JsonBodyParser {
     if (this.idle) clearTimeout(this.idle);
     const w = this.worker;
     this.worker = undefined;
-    for (const entry of this.jobs.values()) entry.reject?.(new BodyRefusal('parser_unavailable'));
+    for (const entry of this.jobs.values()) entry.reject?.(new BodyRefusal('parser-unavailable'));
     this.jobs.clear();
     if (w) await w.terminate();
   }

@@ -1,6 +1,7 @@
 import type { HookEnvelope } from '../hermes/envelope.js';
 import type { CapturePolicy } from '../capture/policy.js';
 import { readHook } from '../mapping/map-hook.js';
+import { hookFacts } from '../mapping/hook-facts.js';
 import type { IdentityStage } from '../identity/identity-stage.js';
 import type { EventBus } from '../sinks/event-bus.js';
 import type { AepEvent } from '../aep/event.js';
@@ -12,18 +13,12 @@ import type { Emitted } from '../control/control-types.js';
 import { adoptLine } from '../aep/event-line.js';
 import type { WireEvent } from '../aep/wire.js';
 import { priceModelCalls, type PriceSource } from '../usage/price-step.js';
-import { extraOf } from '../hermes/envelope.js';
 import { HookCounts } from './hook-counts.js';
 import { RetainedKeys } from './retained-keys.js';
 import type { WriteOptions } from '../sinks/sink.js';
 
-const baseUrlOf = (env: HookEnvelope): string | undefined => {
-  const v = extraOf(env).base_url;
-  return typeof v === 'string' ? v : undefined;
-};
-
 /** The control step (src/control/hook-step.ts), bound to its target: present only while a control gate is on. */
-export type ControlStepFn = (env: HookEnvelope, mapped: MappedHook, now: Date, live: LiveHook | undefined) => StepResult;
+export type ControlStepFn = (mapped: MappedHook, now: Date, live: LiveHook | undefined) => StepResult;
 import type { Logger } from '../core/logger.js';
 
 /**
@@ -149,16 +144,17 @@ export class HookPipeline {
       this.refused++;
       return Promise.resolve({ status: 'refused', reason: refusal });
     }
-    this.o.drift.check(env);
+    // before the mapping, and whatever becomes of it: a hook that cannot be mapped is still a drift sign
+    this.o.drift.check(env.hook_event_name, hookFacts(env).schemaVersion());
     let events: readonly AepEvent[];
     let plan: ReplyPlan | undefined;
     try {
       const now = spooled?.arrival ?? this.clock();
       let mapped = readHook(env, this.o.policy);
-      if (this.o.pricer) mapped = priceModelCalls(mapped, this.o.pricer, now, baseUrlOf(env));
+      if (this.o.pricer) mapped = priceModelCalls(mapped, this.o.pricer, now);
       if (this.o.control) {
         // a spooled hook was answered long ago: it can drop instructions at a session end, never hold or deliver
-        const step = this.o.control(env, mapped, now, spooled ? undefined : live);
+        const step = this.o.control(mapped, now, spooled ? undefined : live);
         mapped = step.mapped;
         plan = step.plan;
       }

@@ -11,6 +11,7 @@ import { DROPPED_HEADER, type DropReports } from '../transport/drop-report.js';
 import { readSpoolKey, SPOOL_KEY_HEADER } from '../transport/spool-key.js';
 import { streamRoutes, type StreamHttpDeps } from '../stream/http/stream-routes.js';
 import { MAX_DEPTH } from '../core/limits.js';
+import { errorBody, errorStatus, type HttpErrorCode } from '../core/errors.js';
 import type { ControlTarget } from '../control/control-target.js';
 import { liveHookOf } from '../control/hook-step.js';
 import { EMPTY_REPLY, type HookReply } from '../control/control-types.js';
@@ -65,19 +66,19 @@ export function nestsDeeperThan(value: unknown, limit: number): boolean {
   return false;
 }
 
-/** Fixed, content-free messages for every way a request can be refused. */
-const REFUSALS: Readonly<Record<string, { status: number; error: string; message: string }>> = {
-  FST_ERR_CTP_INVALID_MEDIA_TYPE: { status: 415, error: 'unsupported_media_type', message: 'content-type must be application/json' },
-  FST_ERR_CTP_BODY_TOO_LARGE: { status: 413, error: 'too_large', message: 'body exceeds AEP_MAX_BODY_BYTES' },
-  FST_ERR_CTP_EMPTY_JSON_BODY: { status: 400, error: 'empty_body', message: 'body is empty' },
-  FST_ERR_CTP_INVALID_JSON_BODY: { status: 400, error: 'invalid_json', message: 'body is not valid JSON' },
-  FST_ERR_CTP_INVALID_CONTENT_LENGTH: { status: 400, error: 'bad_content_length', message: 'content-length does not match the body' },
-  // json-body.ts: refused before parsing, with the same reasons whether parsed in place or on the worker
-  empty_body: { status: 400, error: 'empty_body', message: 'body is empty' },
-  too_deep: { status: 400, error: 'too_deep', message: `body nests deeper than ${MAX_DEPTH} levels` },
-  too_many_nodes: { status: 413, error: 'too_many_nodes', message: 'body holds more JSON values and keys than AEP_MAX_BODY_NODES' },
-  parser_unavailable: { status: 503, error: 'parser_unavailable', message: 'the body could not be parsed now; retry' },
-  busy: { status: 503, error: 'busy', message: 'too many large bodies are being read now; nothing of this one was recorded; retry' },
+/** Every way a request can be refused before the route runs: the catalogue's code (core/errors.ts) for each of fastify's and json-body.ts's. */
+const REFUSALS: Readonly<Record<string, HttpErrorCode>> = {
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: 'unsupported-media-type',
+  FST_ERR_CTP_BODY_TOO_LARGE: 'too-large',
+  FST_ERR_CTP_EMPTY_JSON_BODY: 'empty-body',
+  FST_ERR_CTP_INVALID_JSON_BODY: 'invalid-json',
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'bad-content-length',
+  // json-body.ts: refused before parsing, with the same codes whether parsed in place or on the worker
+  'empty-body': 'empty-body',
+  'too-deep': 'too-deep',
+  'too-many-nodes': 'too-many-nodes',
+  'parser-unavailable': 'parser-unavailable',
+  busy: 'busy',
 };
 
 /**
@@ -151,30 +152,30 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
   app.setErrorHandler((err, _req, reply) => {
     rejected++;
     const code = (err as { code?: string }).code ?? '';
-    const known = REFUSALS[code] ?? (err instanceof SyntaxError ? REFUSALS.FST_ERR_CTP_INVALID_JSON_BODY : undefined);
+    const known = (Object.hasOwn(REFUSALS, code) ? REFUSALS[code] : undefined) ?? (err instanceof SyntaxError ? 'invalid-json' : undefined);
     // a real hook lost to the node cap should be visible to the operator (structure only)
-    if (code === 'too_many_nodes')
+    if (code === 'too-many-nodes')
       deps.log.warn('a hook body was refused: more JSON values and keys than AEP_MAX_BODY_NODES', { max: deps.maxBodyNodes ?? DEFAULT_MAX_BODY_NODES });
-    if (known) return reply.code(known.status).send({ error: known.error, message: known.message });
+    if (known) return reply.code(errorStatus(known)).send(errorBody(known));
     deps.log.error('request failed', { code: code || (err as Error).name });
-    return reply.code(500).send({ error: 'internal', message: 'the daemon could not process this hook' });
+    return reply.code(errorStatus('internal')).send(errorBody('internal', 'the daemon could not process this hook'));
   });
-  app.setNotFoundHandler((_req, reply) => reply.code(404).send({ error: 'not_found', message: 'no such route' }));
+  app.setNotFoundHandler((_req, reply) => reply.code(errorStatus('not-found')).send(errorBody('not-found')));
 
   app.post('/hook', async (req, reply) => {
     const drops = deps.dropReports ? deps.dropReports.read(req.headers[DROPPED_HEADER]) : 0;
     if (drops === undefined) {
       rejected++;
-      return reply.code(400).send({ error: 'bad_drop_report', message: `${DROPPED_HEADER} must be one decimal count (0..999999999)` });
+      return reply.code(errorStatus('bad-drop-report')).send(errorBody('bad-drop-report', `${DROPPED_HEADER} must be one decimal count (0..999999999)`));
     }
     const spoolKey = readSpoolKey(req.headers[SPOOL_KEY_HEADER]);
     if (spoolKey === false) {
       rejected++;
-      return reply.code(400).send({ error: 'bad_spool_key', message: `${SPOOL_KEY_HEADER} must be a spool file key` });
+      return reply.code(errorStatus('bad-spool-key')).send(errorBody('bad-spool-key', `${SPOOL_KEY_HEADER} must be a spool file key`));
     }
     if (nestsDeeperThan(req.body, MAX_DEPTH)) {
       rejected++;
-      return reply.code(400).send({ error: 'too_deep', message: `body nests deeper than ${MAX_DEPTH} levels` });
+      return reply.code(errorStatus('too-deep')).send(errorBody('too-deep'));
     }
     const parsed = hookEnvelopeSchema.safeParse(req.body);
     if (!parsed.success) {
@@ -184,7 +185,7 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
         .slice(0, 5)
         .map((i) => `${i.path.join('.') || '(body)'}: ${i.code}`)
         .join('; ');
-      return reply.code(400).send({ error: 'invalid_envelope', message: `not a Hermes hook envelope (${reason})` });
+      return reply.code(errorStatus('invalid-envelope')).send(errorBody('invalid-envelope', `not a Hermes hook envelope (${reason})`));
     }
     deps.recorder?.record(req.body, parsed.data.session_id);
     // Answered once the events reached the operating system (group commit), never before.
@@ -192,8 +193,8 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
     // Refused = not processed at all, so a retry (the shim's spool) records it exactly once.
     if (outcome.status === 'refused') {
       return reply
-        .code(503)
-        .send({ error: 'unavailable', message: 'the event log cannot take hooks now; nothing of this one was recorded', reason: outcome.reason });
+        .code(errorStatus('unavailable'))
+        .send(errorBody('unavailable', 'the event log cannot take hooks now; nothing of this one was recorded', { reason: outcome.reason }));
     }
     const answer = await replyOf(outcome, deps.control, reply);
     // Not in the history now, so never 200 (a crash would lose it): 503, and the transport spools it.
@@ -201,11 +202,9 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
     // spooled copy is recognised and dropped (pipeline.ts); `lost`: nothing of it will be written,
     // so the spooled copy is processed once.
     if (outcome.status === 'retained' || outcome.status === 'lost') {
-      return reply.code(503).send({
-        error: 'unavailable',
-        message: 'the event log could not write this hook now; the transport spools it',
-        reason: outcome.reason,
-      });
+      return reply
+        .code(errorStatus('unavailable'))
+        .send(errorBody('unavailable', 'the event log could not write this hook now; the transport spools it', { reason: outcome.reason }));
     }
     // Observe-only: the reply never injects context.
     deps.dropReports?.add(drops);

@@ -62,9 +62,9 @@ export function decode(
   } catch (err) {
     if (err instanceof BodyRefusal)
       throw new Rejected(
-        err.code === 'too_deep'
+        err.code === 'too-deep'
           ? `body nests deeper than ${MAX_DEPTH} levels`
-          : err.code === 'too_many_nodes'
+          : err.code === 'too-many-nodes'
             ? 'more JSON values and keys than AEP_MAX_BODY_NODES'
             : 'body is empty',
       );

@@ -14,6 +14,7 @@ import type { HookMapper, MappedEvent } from './types.js';
 import type { KeyedEvent, MappedHook } from '../aep/mapped.js';
 import { hermesExtensions } from './extensions.js';
 import { hookKeys } from './hook-keys.js';
+import { hookFacts } from './hook-facts.js';
 import { withSafeIdentifiers } from './safe-identifiers.js';
 
 const preTool: HookMapper = (env, policy) => [...mapPreToolCall(env, policy), ...(env.tool_name === CLARIFY_TOOL ? mapClarifyRequest(env, policy) : [])];
@@ -64,7 +65,9 @@ export function mapHook(env: HookEnvelope, policy: CapturePolicy): MappedEvent[]
 /**
  * One hook as identity takes it: its AEP-level keys, and its events with the
  * extension attributes their envelope carries; all three built from the
- * envelope with its identifiers through secret detection, once.
+ * envelope with its identifiers through secret detection, once. Its facts
+ * (what the pricer, the drift watch and the control step need) are read off
+ * the envelope as it came (hook-facts.ts).
  */
 export function readHook(env: HookEnvelope, policy: CapturePolicy): MappedHook {
   const safe = withSafeIdentifiers(env, policy.redact);
@@ -72,5 +75,5 @@ export function readHook(env: HookEnvelope, policy: CapturePolicy): MappedHook {
     const ext = hermesExtensions(safe, m.type);
     return ext ? { ...m, ext } : m;
   });
-  return { keys: hookKeys(safe), events };
+  return { keys: hookKeys(safe), events, facts: hookFacts(env) };
 }

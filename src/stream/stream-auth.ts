@@ -1,13 +1,14 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { transportOf } from '../transport/request-guard.js';
+import { errorBody, type ErrorBody } from '../core/errors.js';
 
 /** What a stream request may do: everything, or read only (no token configured and none offered). */
 export type StreamAccess = { readonly kind: 'authenticated' } | { readonly kind: 'watch'; readonly browser: boolean };
 
 export interface StreamRefusal {
   readonly status: 401 | 403;
-  readonly body: { readonly error: string; readonly message: string };
+  readonly body: ErrorBody;
 }
 
 export interface StreamAuthOptions {
@@ -30,13 +31,13 @@ const sha256 = (s: string) => createHash('sha256').update(s, 'utf8').digest();
 /** Paths where a browser `EventSource`/`WebSocket` may carry the token in the query (AEP-0003 §8.1). */
 const QUERY_TOKEN_PATHS = new Set(['/stream', '/socket']);
 
-const NO_TOKEN = { error: 'unauthorized', message: 'this needs Authorization: Bearer <AEP_TOKEN>' };
-const WATCH_ONLY = { error: 'unauthorized', message: 'set AEP_TOKEN to ingest or command over TCP' };
-const READ_TOKEN = {
-  error: 'unauthorized',
-  message: 'reading the stream over TCP needs Authorization: Bearer <the hook token file> (or AEP_TOKEN; AEP_STREAM_READ=open lets anyone on the host read)',
-};
-const ORIGIN = { error: 'forbidden_origin', message: 'this web origin may not use the stream (AEP_ALLOWED_ORIGINS, read only)' };
+const NO_TOKEN = errorBody('unauthorized', 'this needs Authorization: Bearer <AEP_TOKEN>');
+const WATCH_ONLY = errorBody('unauthorized', 'set AEP_TOKEN to ingest or command over TCP');
+const READ_TOKEN = errorBody(
+  'unauthorized',
+  'reading the stream over TCP needs Authorization: Bearer <the hook token file> (or AEP_TOKEN; AEP_STREAM_READ=open lets anyone on the host read)',
+);
+const ORIGIN = errorBody('forbidden-origin', 'this web origin may not use the stream (AEP_ALLOWED_ORIGINS, read only)');
 
 /** The Bearer credential of a request, from the header or (GET /stream, /socket) the `access_token` query; never logged. */
 function credentialOf(req: IncomingMessage): string | undefined {

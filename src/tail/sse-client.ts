@@ -110,7 +110,7 @@ function refusal(status: number, body: string): Attempt {
   try {
     const j = JSON.parse(body) as { error?: unknown; message?: unknown; detail?: unknown };
     if (typeof j.error === 'string') error = clean(j.error, 60);
-    const m = typeof j.message === 'string' ? j.message : typeof j.detail === 'string' ? j.detail : '';
+    const m = typeof j.detail === 'string' ? j.detail : typeof j.message === 'string' ? j.message : '';
     message = clean(m, 300);
   } catch {
     /* not JSON: the status says it */

@@ -19,7 +19,7 @@ export interface ScanLimits {
 
 export type ScanResult =
   | { readonly ok: true; readonly nodes: number; readonly maxDepth: number; readonly suspectKeys: boolean }
-  | { readonly ok: false; readonly reason: 'too_deep' | 'too_many_nodes' };
+  | { readonly ok: false; readonly reason: 'too-deep' | 'too-many-nodes' };
 
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
@@ -84,21 +84,21 @@ export function scanJson(bytes: Uint8Array, limits: ScanLimits): ScanResult {
       if (!suspectKeys && len >= PROTO.length && len <= MAX_ESCAPED_KEY && isKey(b, end + 1)) {
         suspectKeys = sameBytes(b, i + 1, end, PROTO) || sameBytes(b, i + 1, end, CONSTRUCTOR) || hasByte(b, i + 1, end, BACKSLASH);
       }
-      if (++nodes > limits.maxNodes) return { ok: false, reason: 'too_many_nodes' };
+      if (++nodes > limits.maxNodes) return { ok: false, reason: 'too-many-nodes' };
       i = end + 1;
       continue;
     }
     if (c === 0x7b || c === 0x5b) {
       // { [
-      if (++depth > limits.maxDepth) return { ok: false, reason: 'too_deep' };
+      if (++depth > limits.maxDepth) return { ok: false, reason: 'too-deep' };
       if (depth > deepest) deepest = depth;
-      if (++nodes > limits.maxNodes) return { ok: false, reason: 'too_many_nodes' };
+      if (++nodes > limits.maxNodes) return { ok: false, reason: 'too-many-nodes' };
     } else if (c === 0x7d || c === 0x5d) {
       // } ]
       depth--;
     } else if (TOKEN_TAIL[c] === 1) {
       // a number or a literal: one node, however long
-      if (++nodes > limits.maxNodes) return { ok: false, reason: 'too_many_nodes' };
+      if (++nodes > limits.maxNodes) return { ok: false, reason: 'too-many-nodes' };
       while (i + 1 < n && TOKEN_TAIL[b[i + 1]!] === 1) i++;
     }
     // whitespace , : and stray bytes count nothing (JSON.parse refuses the stray ones)

@@ -1,6 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { httpRefusal } from '../core/errors.js';
 
 /** How a request reached the daemon: its private Unix socket, or TCP (compose). */
 export type Transport = 'unix' | 'tcp';
@@ -67,9 +68,9 @@ export interface GuardOptions {
  */
 export const STREAM_PATHS: ReadonlySet<string> = new Set(['/events', '/.well-known/aep', '/stream', '/socket']);
 
-const REFUSE_HOST = { error: 'forbidden_host', message: "Host must be localhost, 127.0.0.1, [::1] or one of the daemon's own names" };
-const REFUSE_ORIGIN = { error: 'forbidden_origin', message: 'requests made by web pages (with an Origin header) are refused' };
-const REFUSE_TOKEN = { error: 'unauthorized', message: 'over TCP this needs Authorization: Bearer <the hook token>' };
+const REFUSE_HOST = httpRefusal('forbidden-host');
+const REFUSE_ORIGIN = httpRefusal('forbidden-origin');
+const REFUSE_TOKEN = httpRefusal('unauthorized', 'over TCP this needs Authorization: Bearer <the hook token>');
 
 const sha256 = (s: string) => createHash('sha256').update(s, 'utf8').digest();
 
@@ -116,17 +117,17 @@ export class RequestGuard {
     const stream = this.isStreamPath(req.raw.url);
     if (req.headers.origin !== undefined && !stream) {
       this.refused.origin++;
-      return reply.code(403).send(REFUSE_ORIGIN);
+      return reply.code(REFUSE_ORIGIN.status).send(REFUSE_ORIGIN.body);
     }
     if (!this.hostAllowed(req.headers.host)) {
       this.refused.host++;
-      return reply.code(403).send(REFUSE_HOST);
+      return reply.code(REFUSE_HOST.status).send(REFUSE_HOST.body);
     }
     if (stream) return undefined;
     const health = (req.method === 'GET' || req.method === 'HEAD') && req.routeOptions.url === '/healthz';
     if (this.tokenDigest && transportOf(req.raw) !== 'unix' && !health && !this.tokenMatches(req.headers.authorization)) {
       this.refused.token++;
-      return reply.code(401).header('www-authenticate', 'Bearer').send(REFUSE_TOKEN);
+      return reply.code(REFUSE_TOKEN.status).header('www-authenticate', 'Bearer').send(REFUSE_TOKEN.body);
     }
     return undefined;
   };

@@ -11,12 +11,13 @@ export type PriceSource = Pick<Pricer, 'price'>;
  * emitter-asserted cost (AEP-0002 §5.2) from its provider, model and usage,
  * priced as of the call's own start (prices change over time). Pure given
  * the price table; a call without usage, or whose model has no known price,
- * carries no cost. `baseUrl` is the hook's endpoint (Hermes's `base_url`):
- * it tells a local server or a coding plan, whose calls are not billed per
- * token; it is read here and never carried in the event.
+ * carries no cost. The hook's model server (`facts.modelServer()`, the
+ * address the mapping read) tells a local server or a coding plan, whose calls
+ * are not billed per token; it is read here and never carried in the event.
  */
-export function priceModelCalls(hook: MappedHook, pricer: PriceSource, now: Date, baseUrl?: string): MappedHook {
+export function priceModelCalls(hook: MappedHook, pricer: PriceSource, now: Date): MappedHook {
   if (!hook.events.some((e) => e.type === X_HERMES.modelCall)) return hook;
+  const baseUrl = hook.facts.modelServer();
   return { ...hook, events: hook.events.map((e) => (e.type === X_HERMES.modelCall ? priced(e, pricer, now, baseUrl) : e)) };
 }
 

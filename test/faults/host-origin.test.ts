@@ -54,7 +54,7 @@ describe('DNS rebinding and web pages are refused; TCP hooks need the token (the
     ];
     for (const a of attempts) {
       const r = await tcp(a);
-      expect([a.method, a.headers.host, r.status, JSON.parse(r.body).error]).toEqual([a.method, a.headers.host, 403, 'forbidden_host']);
+      expect([a.method, a.headers.host, r.status, JSON.parse(r.body).error]).toEqual([a.method, a.headers.host, 403, 'forbidden-host']);
       expect(r.body).not.toContain('hooks');
     }
   });
@@ -67,7 +67,7 @@ describe('DNS rebinding and web pages are refused; TCP hooks need the token (the
         headers: { host: `127.0.0.1:${port}`, origin, ...JSON_TYPE, ...d.authHeaders },
         body: hook('on_session_finalize', 'victim'),
       });
-      expect([origin, post.status, JSON.parse(post.body).error]).toEqual([origin, 403, 'forbidden_origin']);
+      expect([origin, post.status, JSON.parse(post.body).error]).toEqual([origin, 403, 'forbidden-origin']);
       const get = await tcp({ path: '/healthz', headers: { host: `127.0.0.1:${port}`, origin } });
       expect(get.status).toBe(403);
     }

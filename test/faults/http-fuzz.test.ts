@@ -201,7 +201,7 @@ describe('fuzzed HTTP against the real daemon: no 5xx, no crash, no stall', () =
     const t0 = performance.now();
     const one = await post();
     const oneMs = performance.now() - t0;
-    expect([one.status, JSON.parse(one.body).error]).toEqual([413, 'too_many_nodes']);
+    expect([one.status, JSON.parse(one.body).error]).toEqual([413, 'too-many-nodes']);
     const four = await Promise.all([post(), post(), post(), post()]);
     expect(four.map((r) => r.status)).toEqual([413, 413, 413, 413]);
     const p = await probe.report();

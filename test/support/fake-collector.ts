@@ -50,7 +50,7 @@ export class FakeCollector {
     server.on('request', (req, res) => this.stream(req, res));
     server.on('upgrade', (req, socket, head) => {
       if (this.token !== undefined && req.headers.authorization !== `Bearer ${this.token}`) {
-        socket.end('HTTP/1.1 401 Unauthorized\r\ncontent-type: application/json\r\nconnection: close\r\n\r\n{"error":"unauthorized","message":"token please"}');
+        socket.end('HTTP/1.1 401 Unauthorized\r\ncontent-type: application/json\r\nconnection: close\r\n\r\n{"error":"unauthorized","detail":"token please"}');
         return;
       }
       this.wss.handleUpgrade(req, socket, head, (ws) => this.accept(ws, req));
@@ -78,7 +78,7 @@ export class FakeCollector {
     }
     if (this.token !== undefined && req.headers.authorization !== `Bearer ${this.token}`) {
       res.writeHead(401, { 'content-type': 'application/json' });
-      return void res.end('{"error":"unauthorized","message":"token please"}');
+      return void res.end('{"error":"unauthorized","detail":"token please"}');
     }
     const filter = JSON.parse(u.searchParams.get('filter') ?? '{}') as Record<string, unknown>;
     res.writeHead(200, { 'content-type': 'text/event-stream' });

@@ -1,12 +1,11 @@
 import { scanJson, type ScanLimits } from '../../transport/json-scan.js';
+import { httpRefusal, type HttpRefusal } from '../../core/errors.js';
 import { checkEnvelope, lineOf } from '../envelope-check.js';
 import type { OwnSourceCheck } from '../own-source.js';
 import type { WireEvent } from '../../aep/wire.js';
 
 /** Why a batch is refused whole (AEP-0003 §3.2.3): the status and a content-free reply. */
-export interface IngestRefusal {
-  readonly status: 400 | 413;
-  readonly body: { readonly error: string; readonly detail: string };
+export interface IngestRefusal extends HttpRefusal {
   /** the refusal is a source naming this daemon's own emitter (counted where /healthz shows it) */
   readonly ownSource?: true;
 }
@@ -17,8 +16,8 @@ export interface IngestLimits extends ScanLimits {
   readonly ownSource: OwnSourceCheck;
 }
 
-const invalid = (n: number, detail: string): IngestRefusal => ({ status: 400, body: { error: 'invalid-event', detail: `line ${n}: ${detail}` } });
-const tooMany = (detail: string): IngestRefusal => ({ status: 413, body: { error: 'too-large', detail } });
+const invalid = (n: number, detail: string): IngestRefusal => httpRefusal('invalid-event', `line ${n}: ${detail}`);
+const tooMany = (detail: string): IngestRefusal => httpRefusal('too-large', detail);
 
 /** The pieces of a body to check: the whole of a JSON body, each non-blank line of an NDJSON one (order kept). */
 function piecesOf(body: Buffer, ndjson: boolean): { n: number; bytes: Buffer }[] {
@@ -51,7 +50,7 @@ export function parseIngestBody(body: Buffer, ndjson: boolean, limits: IngestLim
   for (const { n, bytes } of pieces) {
     const scan = scanJson(bytes, { maxNodes: limits.maxNodes - nodes, maxDepth: limits.maxDepth });
     if (!scan.ok) {
-      if (scan.reason === 'too_many_nodes') return { ok: false, refusal: tooMany('the body holds more JSON values and keys than AEP_MAX_BODY_NODES') };
+      if (scan.reason === 'too-many-nodes') return { ok: false, refusal: tooMany('the body holds more JSON values and keys than AEP_MAX_BODY_NODES') };
       return { ok: false, refusal: invalid(n, `nests deeper than ${limits.maxDepth} levels`) };
     }
     nodes += scan.nodes;

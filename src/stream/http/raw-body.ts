@@ -1,10 +1,9 @@
+import { httpRefusal, type HttpRefusal } from '../../core/errors.js';
+
 /** A refusal raised while reading a body: the plugin's error handler answers it as is. */
 export class StreamHttpError extends Error {
-  constructor(
-    readonly statusCode: number,
-    readonly body: Readonly<Record<string, unknown>>,
-  ) {
-    super(typeof body['error'] === 'string' ? body['error'] : 'refused');
+  constructor(readonly refusal: HttpRefusal) {
+    super(refusal.body.error);
     this.name = 'StreamHttpError';
   }
 }
@@ -20,7 +19,7 @@ export function ingestMediaType(header: string | undefined): IngestMediaType | u
 
 /** The whole body as bytes, refused with 413 past `maxBytes` (declared or received) without buffering more. */
 export function readRawBody(payload: NodeJS.ReadableStream, maxBytes: number, contentLength: string | undefined): Promise<Buffer> {
-  const tooLarge = () => new StreamHttpError(413, { error: 'too-large', detail: 'body exceeds AEP_MAX_BODY_BYTES' });
+  const tooLarge = () => new StreamHttpError(httpRefusal('too-large'));
   const declared = contentLength === undefined ? NaN : Number(contentLength);
   if (declared > maxBytes) return Promise.reject(tooLarge());
   return new Promise((resolve, reject) => {
@@ -43,13 +42,12 @@ export function readRawBody(payload: NodeJS.ReadableStream, maxBytes: number, co
     };
     const onEnd = () => {
       detach();
-      if (!Number.isNaN(declared) && declared !== received)
-        return reject(new StreamHttpError(400, { error: 'bad-content-length', detail: 'content-length does not match the body' }));
+      if (!Number.isNaN(declared) && declared !== received) return reject(new StreamHttpError(httpRefusal('bad-content-length')));
       resolve(Buffer.concat(chunks, received));
     };
     const onError = () => {
       detach();
-      reject(new StreamHttpError(400, { error: 'bad-body', detail: 'the body could not be read' }));
+      reject(new StreamHttpError(httpRefusal('bad-body')));
     };
     payload.on('data', onData);
     payload.on('end', onEnd);

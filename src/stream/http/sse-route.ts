@@ -2,6 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { StreamHttpDeps } from './deps.js';
 import { SseSink } from './sse-sink.js';
 import { subscriptionOf } from './subscription-query.js';
+import { errorBody, errorStatus } from '../../core/errors.js';
 
 /** Open SSE responses, so a stopping daemon can end them (fastify waits for open connections). */
 export type OpenStreams = Set<SseSink>;
@@ -18,7 +19,7 @@ export function sseHandler(deps: StreamHttpDeps, open: OpenStreams) {
     const query = new URLSearchParams(q < 0 ? '' : url.slice(q + 1));
     const lastId = req.headers['last-event-id'];
     const parsed = subscriptionOf(query, Array.isArray(lastId) ? lastId[0] : lastId, deps.parsers);
-    if (!parsed.ok) return reply.code(400).send({ error: 'invalid-filter', detail: parsed.detail });
+    if (!parsed.ok) return reply.code(errorStatus('invalid-filter')).send(errorBody('invalid-filter', parsed.detail));
 
     const res = reply.raw;
     const headers: Record<string, string> = {
@@ -47,7 +48,7 @@ export function sseHandler(deps: StreamHttpDeps, open: OpenStreams) {
     });
     // the hub may replay synchronously: the sink sends the head before its first byte
     const outcome = deps.hub.subscribe(parsed.spec, sink);
-    if ('code' in outcome) return reply.code(429).send({ error: outcome.code, detail: outcome.detail });
+    if ('code' in outcome) return reply.code(errorStatus(outcome.code)).send(errorBody(outcome.code, outcome.detail));
     state.subscription = outcome;
     if (state.gone) outcome.close();
     else {

@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { errorBody, errorStatus, httpRefusal } from '../../core/errors.js';
 import { isRefusal } from '../stream-auth.js';
 import type { StreamHttpDeps } from './deps.js';
 import { discoveryDocument } from './discovery.js';
@@ -9,7 +10,7 @@ import { VERSION_REFUSAL, versionSupported } from './version-gate.js';
 
 export type { StreamHttpDeps } from './deps.js';
 
-const UNSUPPORTED_MEDIA = { error: 'unsupported-media-type', detail: 'content-type must be application/json or application/x-ndjson' };
+const UNSUPPORTED_MEDIA = httpRefusal('unsupported-media-type', 'content-type must be application/json or application/x-ndjson');
 
 /**
  * The AEP HTTP bindings (AEP-0003 §3.2–§3.4) as an encapsulated fastify
@@ -22,16 +23,16 @@ export function streamRoutes(deps: StreamHttpDeps) {
     const open: OpenStreams = new Set();
     app.removeAllContentTypeParsers();
     app.addContentTypeParser('*', (req: FastifyRequest, payload: NodeJS.ReadableStream) => {
-      if (!ingestMediaType(req.headers['content-type'])) return Promise.reject(new StreamHttpError(415, UNSUPPORTED_MEDIA));
+      if (!ingestMediaType(req.headers['content-type'])) return Promise.reject(new StreamHttpError(UNSUPPORTED_MEDIA));
       return readRawBody(payload, deps.maxBodyBytes, req.headers['content-length']);
     });
     app.setErrorHandler((err, _req, reply) => {
-      if (err instanceof StreamHttpError) return reply.code(err.statusCode).send(err.body);
+      if (err instanceof StreamHttpError) return reply.code(err.refusal.status).send(err.refusal.body);
       const code = (err as { code?: string }).code ?? '';
-      if (code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return reply.code(415).send(UNSUPPORTED_MEDIA);
-      if (code === 'FST_ERR_CTP_BODY_TOO_LARGE') return reply.code(413).send({ error: 'too-large', detail: 'body exceeds AEP_MAX_BODY_BYTES' });
+      if (code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return reply.code(UNSUPPORTED_MEDIA.status).send(UNSUPPORTED_MEDIA.body);
+      if (code === 'FST_ERR_CTP_BODY_TOO_LARGE') return reply.code(errorStatus('too-large')).send(errorBody('too-large'));
       deps.log.error('stream request failed', { code: code || (err as Error).name });
-      return reply.code(500).send({ error: 'internal', detail: 'the daemon could not process this request' });
+      return reply.code(errorStatus('internal')).send(errorBody('internal'));
     });
 
     const access = (need: 'read' | 'write') => async (req: FastifyRequest, reply: FastifyReply) => {

@@ -4,6 +4,7 @@ import type { ClaimRegistry } from './claims.js';
 import type { StreamAccess } from './deps.js';
 import { errorFrame, type OwnControlPort } from './frames.js';
 import { consumes, type Role } from './hello.js';
+import type { ErrorCode } from '../../core/errors.js';
 
 /** What routing one command needs from the connection that sent it. */
 export interface CommandContext {
@@ -31,7 +32,7 @@ export type CommandOutcome = { readonly routed: true } | { readonly routed: fals
  * session's history (acks are Events there, never frames).
  */
 export function routeCommand(ctx: CommandContext, w: WireEvent, text: string): CommandOutcome {
-  const refuse = (code: string, detail: string): CommandOutcome => {
+  const refuse = (code: ErrorCode, detail: string): CommandOutcome => {
     ctx.reply(errorFrame(code, detail, { cause: w.id }));
     return { routed: false, code };
   };

@@ -151,7 +151,7 @@ export class Connection implements Claimant {
     const text = (Buffer.isBuffer(data) ? data : Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data)).toString('utf8');
     const got = parseFrame(text);
     if (this.state === 'hello') return this.onHello(got?.frame);
-    if (!got) return this.send(errorFrame('invalid-frame', 'a frame is a JSON object with a string type'));
+    if (!got) return this.send(errorFrame('invalid-frame'));
     const { frame, parsed } = got;
     if (isEventType(frame.type)) return this.onEvent(text, parsed);
     switch (frame.type) {
@@ -170,7 +170,7 @@ export class Connection implements Claimant {
 
   private onHello(frame: Frame | undefined): void {
     if (frame?.type !== 'hello') {
-      this.send(errorFrame('hello-required', 'the first frame must be hello'));
+      this.send(errorFrame('hello-required'));
       return this.closeWith('hello-required', 1008);
     }
     const got = negotiateHello(frame, this.access);

@@ -1,5 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import type { Logger } from '../../core/logger.js';
+import type { ErrorBody } from '../../core/errors.js';
 import type { EventFilter, Ingress, StreamHubApi } from '../hub-types.js';
 import type { Position } from '../../aep/wire.js';
 import type { OwnControlPort } from './frames.js';
@@ -11,7 +12,7 @@ export type StreamAccess = { readonly kind: 'authenticated' } | { readonly kind:
 /** A refused request: an HTTP status and a fixed-reason body (never the credential). */
 export interface StreamRefusal {
   readonly status: 401 | 403;
-  readonly body: { readonly error: string; readonly message: string };
+  readonly body: ErrorBody;
 }
 
 /** The part of `StreamAuth` the socket endpoint calls. */

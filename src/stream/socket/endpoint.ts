@@ -6,6 +6,7 @@ import { loadWs } from '../../util/lazy-modules.js';
 import { ClaimRegistry } from './claims.js';
 import { Connection, type SocketCounters } from './connection.js';
 import type { SocketDeps } from './deps.js';
+import { errorBody, errorStatus, type ErrorBody } from '../../core/errors.js';
 
 export interface SocketEndpoint {
   /** an HTTP upgrade request from either listener (tagged with its transport first) */
@@ -22,7 +23,7 @@ const CLOSE_GRACE_MS = 2_000;
 const STATUS_TEXT: Record<number, string> = { 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 503: 'Service Unavailable' };
 
 /** Refuse an upgrade with a plain HTTP response (fixed reasons only: never the request's credential or URL). */
-function refuse(socket: Duplex, status: number, body: { error: string; message: string }): void {
+function refuse(socket: Duplex, status: number, body: ErrorBody): void {
   const json = JSON.stringify(body);
   socket.on('error', () => undefined);
   socket.end(
@@ -71,19 +72,19 @@ export function createSocketEndpoint(deps: SocketDeps): SocketEndpoint {
   heartbeat.unref();
 
   function handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
-    if (stopping) return refuse(socket, 503, { error: 'stopping', message: 'the daemon is stopping' });
+    if (stopping) return refuse(socket, errorStatus('stopping'), errorBody('stopping'));
     if (pathOf(req.url) !== SOCKET_PATH) {
       refused.path += 1;
-      return refuse(socket, 404, { error: 'not_found', message: 'WebSocket upgrades are served at /socket' });
+      return refuse(socket, errorStatus('not-found'), errorBody('not-found', 'WebSocket upgrades are served at /socket'));
     }
     if (!deps.hostAllowed(req.headers.host)) {
       refused.host += 1;
-      return refuse(socket, 403, { error: 'forbidden_host', message: "Host must be localhost, 127.0.0.1, [::1] or one of the daemon's own names" });
+      return refuse(socket, errorStatus('forbidden-host'), errorBody('forbidden-host'));
     }
     const access = deps.auth.check(req, 'read');
     if ('status' in access) {
       refused.auth += 1;
-      return refuse(socket, access.status, { error: access.body.error, message: access.body.message });
+      return refuse(socket, access.status, access.body);
     }
     wssOf().handleUpgrade(req, socket, head, (ws) => {
       if (stopping) {

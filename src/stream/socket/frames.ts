@@ -1,5 +1,6 @@
 import type { StreamHubApi } from '../hub-types.js';
 import type { WireEvent } from '../../aep/wire.js';
+import { ERRORS, type ErrorCode } from '../../core/errors.js';
 
 /** The protocol versions this endpoint speaks (AEP-0003 §4 rule 1). */
 export const VERSIONS = ['0.1'] as const;
@@ -60,8 +61,16 @@ export function requestId(frame: Frame): string | number | undefined {
   return typeof id === 'string' || (typeof id === 'number' && Number.isFinite(id)) ? id : undefined;
 }
 
-/** A connection-scoped `error` frame; `id` answers a request, `cause` a command or event (AEP-0004 §4). */
-export function errorFrame(code: string, detail: string, corr: { id?: string | number; cause?: string } = {}, extra: Record<string, unknown> = {}): string {
+/**
+ * A connection-scoped `error` frame; `id` answers a request, `cause` a command or event (AEP-0004 §4). `code` is
+ * the catalogue's (core/errors.ts); `detail` its message unless a more specific one is given.
+ */
+export function errorFrame(
+  code: ErrorCode,
+  detail: string = ERRORS[code].message,
+  corr: { id?: string | number; cause?: string } = {},
+  extra: Record<string, unknown> = {},
+): string {
   return JSON.stringify({
     type: 'error',
     ...(corr.id !== undefined ? { id: corr.id } : {}),

@@ -1,5 +1,6 @@
 import type { StreamAccess } from './deps.js';
 import { VERSIONS, type Frame } from './frames.js';
+import type { ErrorCode } from '../../core/errors.js';
 
 export type Role = 'emitter' | 'consumer' | 'both';
 
@@ -15,7 +16,9 @@ export interface Peer {
   readonly emits?: readonly unknown[];
 }
 
-export type HelloOutcome = { readonly ok: true; readonly peer: Peer } | { readonly ok: false; readonly code: string; readonly detail: string };
+export type HelloOutcome =
+  | { readonly ok: true; readonly peer: Peer }
+  | { readonly ok: false; readonly code: Extract<ErrorCode, 'version-unsupported' | 'invalid-hello' | 'unauthorized'>; readonly detail: string };
 
 const ROLES: readonly Role[] = ['emitter', 'consumer', 'both'];
 

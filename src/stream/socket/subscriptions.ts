@@ -3,6 +3,7 @@ import type { SubscriberSink, Subscription, SubscriptionSpec } from '../hub-type
 import type { WireEvent } from '../../aep/wire.js';
 import type { SocketDeps } from './deps.js';
 import { errorFrame, requestId, type Frame } from './frames.js';
+import type { ErrorCode } from '../../core/errors.js';
 
 /** The transport side of one connection, as its subscriptions use it. */
 export interface SubscriberIo {
@@ -109,7 +110,7 @@ export class SubscriptionSet {
 
   subscribe(frame: Frame, mayConsume: boolean): void {
     const id = requestId(frame);
-    const refuse = (code: string, detail: string) => this.io.send(errorFrame(code, detail, id !== undefined ? { id } : {}));
+    const refuse = (code: ErrorCode, detail: string) => this.io.send(errorFrame(code, detail, id !== undefined ? { id } : {}));
     if (id === undefined) return refuse('invalid-filter', 'subscribe needs an id (string)');
     if (!mayConsume) return refuse('unauthorized', 'this connection declared the emitter role: subscribing needs consumer or both');
     if (this.subs.has(id)) return refuse('invalid-filter', 'a subscription with this id is open on this connection');

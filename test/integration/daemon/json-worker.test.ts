@@ -26,7 +26,7 @@ describe('large values cross from the worker in parts', () => {
 
   it("refusals and syntax errors come back from the worker; framing errors are fastify's", async () => {
     const many = bytes(`[${Array.from({ length: 300_000 }, () => '0').join(',')}]`);
-    await expect(parser.read(stream(many), String(many.length))).rejects.toMatchObject({ code: 'too_many_nodes' });
+    await expect(parser.read(stream(many), String(many.length))).rejects.toMatchObject({ code: 'too-many-nodes' });
     const bad = bytes(`{"a":"${'y'.repeat(5000)}"`);
     await expect(parser.read(stream(bad), String(bad.length))).rejects.toBeInstanceOf(SyntaxError);
     await expect(parser.read(stream(bytes('{}')), '999999999999')).rejects.toMatchObject({ code: 'FST_ERR_CTP_BODY_TOO_LARGE' });

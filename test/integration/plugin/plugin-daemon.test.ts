@@ -135,7 +135,7 @@ describe('the daemon reads drop reports strictly', () => {
     const before = await daemon.health();
     const r = await post(daemon, bad);
     expect(r.status).toBe(400);
-    expect(JSON.parse(r.body).error).toBe('bad_drop_report');
+    expect(JSON.parse(r.body).error).toBe('bad-drop-report');
     const after = await daemon.health();
     expect(after.hooks).toBe(before.hooks);
     expect(after.transport.plugin.dropped).toBe(before.transport.plugin.dropped);

@@ -28,7 +28,7 @@ describe('bad input: a clear refusal or an honest mapping, never a crash, never 
     const d = daemon();
     const r = await post(d, `{"hook_event_name": ${MARKER}`);
     expect(r.statusCode).toBe(400);
-    expect(r.json()).toMatchObject({ message: 'body is not valid JSON' });
+    expect(r.json()).toMatchObject({ detail: 'body is not valid JSON' });
     expect(r.body).not.toContain(MARKER);
     expect(d.memory.events).toHaveLength(0);
   });
@@ -37,8 +37,8 @@ describe('bad input: a clear refusal or an honest mapping, never a crash, never 
     const d = daemon();
     const r = await post(d, JSON.stringify({ hook_event_name: 42, extra: MARKER }));
     expect(r.statusCode).toBe(400);
-    expect(r.json().error).toBe('invalid_envelope');
-    expect(r.json().message).toContain('hook_event_name');
+    expect(r.json().error).toBe('invalid-envelope');
+    expect(r.json().detail).toContain('hook_event_name');
     expect(r.body).not.toContain(MARKER);
   });
 
@@ -51,7 +51,7 @@ describe('bad input: a clear refusal or an honest mapping, never a crash, never 
     const d = daemon();
     const r = await post(d, envelope(), 'text/plain');
     expect(r.statusCode).toBe(415);
-    expect(r.json()).toEqual({ error: 'unsupported_media_type', message: 'content-type must be application/json' });
+    expect(r.json()).toEqual({ error: 'unsupported-media-type', detail: 'content-type must be application/json' });
     for (const bad of ['{', '']) expect(JSON.stringify((await post(d, bad)).json())).not.toMatch(/FST_/);
   });
 
@@ -59,7 +59,7 @@ describe('bad input: a clear refusal or an honest mapping, never a crash, never 
     const d = daemon({ maxBodyBytes: 4096 });
     const r = await post(d, envelope({ tool_input: { blob: 'x'.repeat(10_000) } }));
     expect(r.statusCode).toBe(413);
-    expect(r.json().error).toBe('too_large');
+    expect(r.json().error).toBe('too-large');
     expect((await post(d, envelope())).statusCode).toBe(200);
   });
 
@@ -135,7 +135,7 @@ describe('bad input: a clear refusal or an honest mapping, never a crash, never 
     const deep = `${'{"a":'.repeat(5000)}{}${'}'.repeat(5000)}`;
     const r = await post(d, envelope({ tool_input: 'DEEP' }).replace('"DEEP"', deep));
     expect(r.statusCode).toBe(400);
-    expect(r.json().error).toBe('too_deep');
+    expect(r.json().error).toBe('too-deep');
     expect((await post(d, envelope())).statusCode).toBe(200);
   });
 

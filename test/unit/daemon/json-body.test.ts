@@ -48,7 +48,7 @@ describe('the pre-parse scan counts exactly and parses like JSON.parse', () => {
   it('the caps are exact: 64 levels pass, 65 are refused; the node cap likewise', () => {
     const nest = (n: number) => `${'['.repeat(n)}${']'.repeat(n)}`;
     expect(scanJson(bytes(nest(64)), limits).ok).toBe(true);
-    expect(scanJson(bytes(nest(65)), limits)).toEqual({ ok: false, reason: 'too_deep' });
+    expect(scanJson(bytes(nest(65)), limits)).toEqual({ ok: false, reason: 'too-deep' });
     // what the scan measured is remembered, and agrees with the walk it replaces
     const v = parseBounded(bytes(nest(64)), limits);
     expect(knownDepth(v)).toBe(64);
@@ -56,7 +56,7 @@ describe('the pre-parse scan counts exactly and parses like JSON.parse', () => {
     expect([nestsDeeperThan(JSON.parse(nest(64)), 64), nestsDeeperThan(JSON.parse(nest(64)), 63)]).toEqual([false, true]);
     const arr = (n: number) => `[${Array.from({ length: n }, () => '1').join(',')}]`;
     expect(scanJson(bytes(arr(999)), { maxNodes: 1000, maxDepth: 64 }).ok).toBe(true);
-    expect(scanJson(bytes(arr(1000)), { maxNodes: 1000, maxDepth: 64 })).toEqual({ ok: false, reason: 'too_many_nodes' });
+    expect(scanJson(bytes(arr(1000)), { maxNodes: 1000, maxDepth: 64 })).toEqual({ ok: false, reason: 'too-many-nodes' });
     expect(() => parseBounded(bytes(arr(1000)), { maxNodes: 1000, maxDepth: 64 })).toThrow(BodyRefusal);
   });
 
@@ -64,7 +64,7 @@ describe('the pre-parse scan counts exactly and parses like JSON.parse', () => {
     const keys = Array.from({ length: 1_000_000 }, (_, i) => `"k${i}":0`).join(',');
     const body = bytes(`{"hook_event_name":"x","tool_input":{${keys}}}`);
     const t0 = performance.now();
-    expect(scanJson(body, { maxNodes: 200_000, maxDepth: 64 })).toEqual({ ok: false, reason: 'too_many_nodes' });
+    expect(scanJson(body, { maxNodes: 200_000, maxDepth: 64 })).toEqual({ ok: false, reason: 'too-many-nodes' });
     expect(performance.now() - t0).toBeLessThan(1_000);
   });
 

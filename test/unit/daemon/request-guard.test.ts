@@ -44,7 +44,7 @@ describe('the request guard (in process: no listener tag, so the token is always
     ];
     for (const headers of cases) {
       const r = await post(d, headers);
-      expect([r.statusCode, r.json().error]).toEqual([403, 'host' in headers ? 'forbidden_host' : 'forbidden_origin']);
+      expect([r.statusCode, r.json().error]).toEqual([403, 'host' in headers ? 'forbidden-host' : 'forbidden-origin']);
     }
     expect((await d.app.inject({ method: 'GET', url: '/healthz', headers: { host: 'rebound.example' } })).statusCode).toBe(403);
     expect(d.memory.events).toEqual([]);

@@ -130,7 +130,7 @@ describe('spool ingestion', () => {
     await waitFor('files in hand', () => d.memory.events.length === 2);
     const r = await d.live('during');
     expect(r.statusCode).toBe(503);
-    expect(r.json()).toMatchObject({ error: 'spool_draining' });
+    expect(r.json()).toMatchObject({ error: 'spool-draining' });
     expect((await d.health()).draining).toBe(true);
     d.gate.release();
     await started;

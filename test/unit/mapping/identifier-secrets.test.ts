@@ -272,7 +272,7 @@ describe('the operator gate card names the tool as the mapping does', () => {
       session_id: SESSION,
       extra: { tool_call_id: 'c1', turn_id: `${SESSION}:t:1` },
     });
-    const step = controlStep(target, settings, policy, env, readHook(env, policy), new Date(0), { holdMs: 58_000 });
+    const step = controlStep(target, settings, policy, readHook(env, policy), new Date(0), { holdMs: 58_000 });
     const card = step.mapped.events.find((e) => e.type === 'attention.requested');
     expect(card).toBeDefined();
     expect(JSON.stringify(card)).toContain('asks to run the tool redacted-');

@@ -160,7 +160,7 @@ describe('access (AEP-0003 §8.1)', () => {
       payload: ndjson([event('s1', 0)]),
       headers: { host: 'localhost', authorization: `Bearer ${READ}`, 'aep-version': '0.1', 'content-type': 'application/x-ndjson' },
     });
-    expect([r.statusCode, r.json().message]).toEqual([401, 'set AEP_TOKEN to ingest or command over TCP']);
+    expect([r.statusCode, r.json().detail]).toEqual([401, 'set AEP_TOKEN to ingest or command over TCP']);
     expect(s.ingress.batches).toEqual([]);
   });
 
@@ -174,7 +174,7 @@ describe('access (AEP-0003 §8.1)', () => {
       payload: ndjson([event('s1', 0)]),
       headers: { host: 'localhost', 'aep-version': '0.1', 'content-type': 'application/x-ndjson' },
     });
-    expect([r.statusCode, r.json().message]).toEqual([401, 'set AEP_TOKEN to ingest or command over TCP']);
+    expect([r.statusCode, r.json().detail]).toEqual([401, 'set AEP_TOKEN to ingest or command over TCP']);
   });
 
   it('an Origin: refused 403 unless allowed, and even then only for reading', async () => {

@@ -51,7 +51,7 @@ describe('StreamAuth (AEP-0003 §8.1)', () => {
     expect(open.check(req({}), 'read')).toEqual({ kind: 'watch', browser: false });
     expect(open.check(req({ method: 'POST', url: '/events' }), 'write')).toEqual({
       status: 401,
-      body: { error: 'unauthorized', message: 'set AEP_TOKEN to ingest or command over TCP' },
+      body: { error: 'unauthorized', detail: 'set AEP_TOKEN to ingest or command over TCP' },
     });
   });
 

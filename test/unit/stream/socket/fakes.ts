@@ -117,8 +117,8 @@ export class FakeAuth implements StreamAuthLike {
     const bearer = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
     const given = bearer ?? new URL(req.url ?? '/', 'http://x').searchParams.get('access_token') ?? undefined;
     if (this.token === undefined)
-      return given === undefined ? { kind: 'watch', browser: false } : { status: 401, body: { error: 'unauthorized', message: 'no token is set' } };
-    return given === this.token ? { kind: 'authenticated' } : { status: 401, body: { error: 'unauthorized', message: 'bad token' } };
+      return given === undefined ? { kind: 'watch', browser: false } : { status: 401, body: { error: 'unauthorized', detail: 'no token is set' } };
+    return given === this.token ? { kind: 'authenticated' } : { status: 401, body: { error: 'unauthorized', detail: 'bad token' } };
   }
 }
 

@@ -27,6 +27,7 @@ const SUITE_ORDER = [
   'export-load',
   'hook-profile',
   'redact-cost',
+  'bounded-work',
   'hermes-turn',
   'model-call-hook',
   'plugin-callback',

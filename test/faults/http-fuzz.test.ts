@@ -206,7 +206,8 @@ describe('fuzzed HTTP against the real daemon: no 5xx, no crash, no stall', () =
     expect(four.map((r) => r.status)).toEqual([413, 413, 413, 413]);
     const p = await probe.report();
     console.log(`1M-key 16 MB body: refused in ${Math.round(oneMs)} ms; daemon stall (probe max) ${p.max_ms} ms over ${p.n} probes`);
-    expect(oneMs).toBeLessThan(5_000);
+    // refused by the node cap while scanning (the reason), not after a parse of the whole; the scan's time against an
+    // accepted body of as many nodes is bench bounded-work's bounded.json_node_cap
     expect(p.max_ms, JSON.stringify(p)).toBeLessThan(STALL_MS);
     expect(alive()).toBe(true);
   });

@@ -6,10 +6,9 @@ import { CLI } from '../../support/paths.js';
 import { tempDir } from '../../support/processes.js';
 
 /** `hermes-aep daemon` (compiled) with these settings; killed (its own pid) if still running at the deadline. */
-function daemon(env: Record<string, string>, deadlineMs = 15_000): Promise<{ code: number | null; stderr: string; ms: number; killed: boolean }> {
+function daemon(env: Record<string, string>, deadlineMs = 15_000): Promise<{ code: number | null; stderr: string; killed: boolean }> {
   const state = tempDir();
   return new Promise((resolve) => {
-    const t0 = performance.now();
     const child = spawn(process.execPath, [CLI, 'daemon'], {
       env: {
         ...process.env,
@@ -30,7 +29,7 @@ function daemon(env: Record<string, string>, deadlineMs = 15_000): Promise<{ cod
     }, deadlineMs);
     child.once('exit', (code) => {
       clearTimeout(timer);
-      resolve({ code, stderr, ms: performance.now() - t0, killed });
+      resolve({ code, stderr, killed });
     });
   });
 }
@@ -49,8 +48,9 @@ describe('the real daemon with bad settings: exit 2, one stderr line naming ever
 
   it.runIf(process.platform === 'linux')('AEP_LOG_DIR under /proc: refused at once, nothing created, no hang', async () => {
     const r = await daemon({ AEP_LOG_DIR: '/proc/hermes-aep-test/logs' });
+    // refused by the /proc rule, not by the path check's deadline (that one reads "a path the file system answers
+    // for within … ms"): the reason the daemon reports, with exit 2 before the harness's kill, says it did not hang
     expect([r.code, r.killed]).toEqual([2, false]);
-    expect(r.ms).toBeLessThan(10_000);
     expect(JSON.parse(r.stderr.trim())).toMatchObject({
       variables: 'AEP_LOG_DIR',
       msg: "invalid configuration: AEP_LOG_DIR: a directory on a disk, not on the kernel's proc pseudo-filesystem",

@@ -40,7 +40,10 @@ describe('plugin transport → the real daemon', () => {
     const calls = Array.from({ length: 20 }, (_, i) => start(`drop-${i}`));
     // the worker stalls on its first delivery while the 20 calls fire into a queue of 3
     const r = await runHarness({ pluginDir: pluginCopy(['--state-dir', daemon.stateDir]), calls, queueMax: 3, holdLock: true });
-    expect(r.out.results.every((x) => x.raised === null && x.ms < 100)).toBe(true);
+    // no call waited for room, without a clock: the harness's own thread holds the delivery lock until every call has
+    // returned, so a call that blocked on the full queue would never return (the harness is killed at 60 s, the test
+    // times out at 30 s, vitest.config.ts)
+    expect(r.out.results.every((x) => x.raised === null)).toBe(true);
     await settle(daemon);
     const h = await daemon.health();
     expect(r.out.dropped).toBeGreaterThanOrEqual(16);

@@ -33,6 +33,11 @@ const MODEL_CALL = {
   ...TS,
 };
 
+/**
+ * A test's own timeout, stated where a test relies on it: a deadline set past it cannot be waited for and pass, so
+ * "at once, not at the deadline" needs no clock (the harness's own kill comes at 60 s, later still).
+ */
+const TEST_MS = 30_000;
 let fake: FakeDaemon | undefined;
 afterEach(async () => {
   await fake?.close();
@@ -253,38 +258,47 @@ describe('plugin transport: the gates (--control / AEP_HERMES_CONTROL, --instruc
     expect(tool).toMatchObject({ ret: { action: 'block', message: 'the operator said no' }, raised: null });
   });
 
-  it('a daemon that never answers a held pre_tool_call: it fails open (None) at its own deadline, and is not spooled', async () => {
-    fake = await fakeDaemon(() => undefined);
-    const state = tempDir('hermes-aep-state-');
-    const r = await runHarness({
-      pluginDir: pluginCopy(['--state-dir', state, '--socket', fake.socket]),
-      env: { ...OFF, AEP_HERMES_CONTROL: '1', AEP_ATTENTION_TIMEOUT_MS: '200', AEP_SHIM_TIMEOUT_MS: '60000' },
-      calls: [{ hook: 'pre_tool_call', kwargs: PRE_TOOL }],
-    });
-    expect(r.out.results[0]).toMatchObject({ ret: null, raised: null });
-    expect(r.out.results[0]!.ms).toBeGreaterThanOrEqual(3_100);
-    expect(r.out.results[0]!.ms).toBeLessThan(30_000);
-    expect(existsSync(path.join(state, 'spool'))).toBe(false);
-  });
-
-  it('a held pre_tool_call the daemon refuses 503, or one with no daemon at all: None, and spooled as the shim would', async () => {
-    fake = await fakeDaemon((_b, res) => res.writeHead(503).end());
-    const state = tempDir('hermes-aep-state-');
-    const none = tempDir('hermes-aep-state-');
-    const env = { ...OFF, AEP_HERMES_CONTROL: '1' };
-    const calls = [{ hook: 'pre_tool_call', kwargs: PRE_TOOL }];
-    const refused = await runHarness({ pluginDir: pluginCopy(['--state-dir', state, '--socket', fake.socket]), env, calls });
-    const down = await runHarness({ pluginDir: pluginCopy(['--state-dir', none]), env, calls });
-    for (const [r, dir] of [
-      [refused, state],
-      [down, none],
-    ] as const) {
+  it(
+    'a daemon that never answers a held pre_tool_call: it fails open (None) at its own deadline, and is not spooled',
+    async () => {
+      fake = await fakeDaemon(() => undefined);
+      const state = tempDir('hermes-aep-state-');
+      // its own deadline is 3.2 s (200 + 3000); AEP_SHIM_TIMEOUT_MS, twice TEST_MS, cannot be waited for and pass
+      const r = await runHarness({
+        pluginDir: pluginCopy(['--state-dir', state, '--socket', fake.socket]),
+        env: { ...OFF, AEP_HERMES_CONTROL: '1', AEP_ATTENTION_TIMEOUT_MS: '200', AEP_SHIM_TIMEOUT_MS: String(2 * TEST_MS) },
+        calls: [{ hook: 'pre_tool_call', kwargs: PRE_TOOL }],
+      });
       expect(r.out.results[0]).toMatchObject({ ret: null, raised: null });
-      expect(r.out.results[0]!.ms).toBeLessThan(10_000);
-      const files = readdirSync(path.join(dir, 'spool')).filter((f) => f.endsWith('.hook'));
-      expect(files.map((f) => decode(readFileSync(path.join(dir, 'spool', f))).env.hook_event_name)).toEqual(['pre_tool_call']);
-    }
-  });
+      expect(r.out.results[0]!.ms).toBeGreaterThanOrEqual(3_100);
+      expect(existsSync(path.join(state, 'spool'))).toBe(false);
+    },
+    TEST_MS,
+  );
+
+  it(
+    'a held pre_tool_call the daemon refuses 503, or one with no daemon at all: None, and spooled as the shim would',
+    async () => {
+      // at once, not at the hold deadline: OFF leaves the window at its default, so each would wait 58 s, past TEST_MS;
+      // and spooled means refused or never sent (a held call that timed out after sending is not spooled)
+      fake = await fakeDaemon((_b, res) => res.writeHead(503).end());
+      const state = tempDir('hermes-aep-state-');
+      const none = tempDir('hermes-aep-state-');
+      const env = { ...OFF, AEP_HERMES_CONTROL: '1' };
+      const calls = [{ hook: 'pre_tool_call', kwargs: PRE_TOOL }];
+      const refused = await runHarness({ pluginDir: pluginCopy(['--state-dir', state, '--socket', fake.socket]), env, calls });
+      const down = await runHarness({ pluginDir: pluginCopy(['--state-dir', none]), env, calls });
+      for (const [r, dir] of [
+        [refused, state],
+        [down, none],
+      ] as const) {
+        expect(r.out.results[0]).toMatchObject({ ret: null, raised: null });
+        const files = readdirSync(path.join(dir, 'spool')).filter((f) => f.endsWith('.hook'));
+        expect(files.map((f) => decode(readFileSync(path.join(dir, 'spool', f))).env.hook_event_name)).toEqual(['pre_tool_call']);
+      }
+    },
+    TEST_MS,
+  );
 
   it('a hold does not stall the worker: hooks fired while a pre_tool_call is held are delivered at once, and parallel calls are each held', async () => {
     // the stand-in answers the held calls only once it holds two of them AND has received the on_session_end fired after them
@@ -312,9 +326,9 @@ describe('plugin transport: the gates (--control / AEP_HERMES_CONTROL, --instruc
       ],
     });
     const block = { action: 'block', message: 'the operator said no' };
+    // neither waited behind the other, without a clock: the stand-in answers only while it holds BOTH, so a second call
+    // queued behind the first would leave both unanswered until their 23 s deadline, and each would fail open (None)
     expect(r.out.results.map((x) => x.ret)).toEqual([block, block, null]);
-    // both answered well before their 23 s deadline: neither waited behind the other
-    expect(Math.max(r.out.results[0]!.ms, r.out.results[1]!.ms)).toBeLessThan(15_000);
   });
 
   it('a held pre_tool_call still queued when its thread gives up goes out later as an ordinary hook, never held', async () => {
@@ -409,14 +423,40 @@ describe('plugin transport: exit', () => {
     expect([...delivered, ...spooled]).toEqual(calls.map((c) => c.kwargs.session_id));
   });
 
-  it('a logging.config.dictConfig() in a running Hermes (uvicorn, in the gateway) closes every handler: the queue is flushed, later hooks are still queued, and the exit still flushes', async () => {
-    // ~100 ms per reply: a hook delivered inline on the agent's thread would take that long
-    fake = await fakeDaemon((_b, res) => setTimeout(() => res.end('{}'), 100));
-    const start = (i: number) => ({ hook: 'on_session_start', kwargs: { session_id: `s${i}`, ...TS } });
-    const calls = [start(0), start(1), { ...start(2), exec: 'logging.config.dictConfig({"version": 1})' }, start(3), start(4)];
-    const r = await runHarness({ pluginDir: pluginCopy(['--state-dir', tempDir(), '--socket', fake.socket]), calls, hardExit: true });
-    expect([r.code, r.stdout, r.stderr]).toEqual([0, '', '']);
-    expect(r.out.results.slice(2).every((x) => x.ms < 50)).toBe(true);
-    expect(fake.bodies.map((b) => (JSON.parse(b.toString()) as { session_id: string }).session_id)).toEqual(['s0', 's1', 's2', 's3', 's4']);
-  });
+  it(
+    'a logging.config.dictConfig() in a running Hermes (uvicorn, in the gateway) closes every handler: the queue is flushed, later hooks are still queued, and the exit still flushes',
+    async () => {
+      // ~100 ms per reply for the hooks before the dictConfig(); the hooks after it are answered only once the last call
+      // has begun (a marker file its exec writes). Queued, they wait on the worker and every call returns; delivered
+      // inline on the agent's thread, s2's call would wait for an answer that cannot come before s4, up to
+      // AEP_SHIM_TIMEOUT_MS, twice TEST_MS: the test would fail by timing out
+      const marker = path.join(tempDir('hermes-aep-marker-'), 'last-call');
+      fake = await fakeDaemon((b, res) => {
+        if (['s0', 's1'].includes((JSON.parse(b.toString()) as { session_id: string }).session_id)) setTimeout(() => res.end('{}'), 100);
+        else
+          void waitFor('the last call', () => existsSync(marker), 2 * TEST_MS).then(
+            () => res.end('{}'),
+            () => undefined,
+          );
+      });
+      const start = (i: number) => ({ hook: 'on_session_start', kwargs: { session_id: `s${i}`, ...TS } });
+      const calls = [
+        start(0),
+        start(1),
+        { ...start(2), exec: 'logging.config.dictConfig({"version": 1})' },
+        start(3),
+        { ...start(4), exec: `open(${JSON.stringify(marker)}, "w").close()` },
+      ];
+      const r = await runHarness({
+        pluginDir: pluginCopy(['--state-dir', tempDir(), '--socket', fake.socket]),
+        env: { AEP_SHIM_TIMEOUT_MS: String(2 * TEST_MS) },
+        calls,
+        hardExit: true,
+      });
+      expect([r.code, r.stdout, r.stderr]).toEqual([0, '', '']);
+      expect(r.out.results.map((x) => x.raised)).toEqual([null, null, null, null, null]);
+      expect(fake.bodies.map((b) => (JSON.parse(b.toString()) as { session_id: string }).session_id)).toEqual(['s0', 's1', 's2', 's3', 's4']);
+    },
+    TEST_MS,
+  );
 });

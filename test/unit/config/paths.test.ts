@@ -74,7 +74,8 @@ describe('the directories the settings name are checked before anything is creat
     const root = tempDir();
     mkdirSync(path.join(root, 'ok'));
     const probe = (d: string) => (d.endsWith('hung') ? new Promise<undefined>(() => {}) : Promise.resolve(undefined));
-    const t0 = performance.now();
+    // the hung probe never settles, so only the deadline can answer: without it this await never resolves and the test
+    // fails at its timeout. How close to 200 ms it answers: bench suite bounded-work (bounded.dir_check_deadline)
     expect(
       await problems(
         [
@@ -84,6 +85,5 @@ describe('the directories the settings name are checked before anything is creat
         { probe, timeoutMs: 200 },
       ),
     ).toEqual([{ variable: 'AEP_LOG_DIR', rule: 'a path the file system answers for within 200 ms' }]);
-    expect(performance.now() - t0).toBeLessThan(2_000);
   });
 });

@@ -63,9 +63,8 @@ describe('the pre-parse scan counts exactly and parses like JSON.parse', () => {
   it('a body of a million keys is refused after scanning only up to the cap', () => {
     const keys = Array.from({ length: 1_000_000 }, (_, i) => `"k${i}":0`).join(',');
     const body = bytes(`{"hook_event_name":"x","tool_input":{${keys}}}`);
-    const t0 = performance.now();
+    // how long the refusal takes, against a scan of as many nodes accepted: bench suite bounded-work (bounded.json_node_cap)
     expect(scanJson(body, { maxNodes: 200_000, maxDepth: 64 })).toEqual({ ok: false, reason: 'too-many-nodes' });
-    expect(performance.now() - t0).toBeLessThan(1_000);
   });
 
   it('__proto__ and constructor.prototype keys are stripped, escaped spellings too; empty and invalid bodies refused', () => {

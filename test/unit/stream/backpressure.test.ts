@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 
-import type { SubscriberSink } from '../../../src/stream/hub-types.js';
 import { StreamHub } from '../../../src/stream/stream-hub.js';
 import { wireOf, type WireEvent } from '../../../src/aep/wire.js';
 import { waitFor } from '../../support/processes.js';
+import { StalledSink } from '../../support/stalled-sink.js';
 
 let ids = 0;
 function ev(seq: number, severity = 'info', pad = 0): WireEvent {
@@ -20,31 +20,6 @@ function ev(seq: number, severity = 'info', pad = 0): WireEvent {
     subject: 'x'.repeat(pad),
   };
   return wireOf(e, JSON.stringify(e), 'ingest');
-}
-
-/** A transport that never sends: every delivered byte stays pending, `drained()` never settles. */
-class StalledSink implements SubscriberSink {
-  unsent = 0;
-  delivered: WireEvent[] = [];
-  kicked: string | undefined;
-  replayDone = false;
-  deliver(w: WireEvent, line: string): void {
-    this.delivered.push(w);
-    this.unsent += Buffer.byteLength(line);
-  }
-  exhausted(): void {}
-  replayed(): void {
-    this.replayDone = true;
-  }
-  kick(reason: string): void {
-    this.kicked = reason;
-  }
-  pending(): number {
-    return this.unsent;
-  }
-  drained(): Promise<void> {
-    return new Promise(() => {});
-  }
 }
 
 const CLIENT = 64 * 1024;
@@ -103,9 +78,7 @@ describe('AEP-0003 §8.4 backpressure', () => {
     // a resuming subscriber stuck mid-replay: live events wait in its queue, which is bounded too
     h.subscribe({ filter: () => true, from: [{ session: 's', epoch: 0, seq: 0 }] }, replaying);
     await waitFor('live', () => stalled.replayDone);
-    const t0 = performance.now();
     for (let i = 0; i < 100_000; i++) h.publish([ev(1000 + i, i % 2 ? 'warning' : 'info', 100)]);
-    const ms = performance.now() - t0;
     expect(stalled.kicked).toMatch(/^slow consumer/);
     expect(replaying.kicked).toMatch(/^slow consumer/);
     expect(replaying.replayDone).toBe(false);
@@ -113,8 +86,8 @@ describe('AEP-0003 §8.4 backpressure', () => {
     expect(replaying.unsent).toBeLessThanOrEqual(CLIENT);
     expect(h.stats()).toMatchObject({ subscribers: 0, kicked: 2 });
     expect(h.stats()['events']).toBe(1000);
-    // publishing never waited on them: 100k events well under the test timeout even on a loaded machine
-    expect(ms).toBeLessThan(20_000);
+    // publishing never waited on them: publish() is synchronous and the sinks' drained() never settles, so a hub that
+    // waited would never get here. Its time against publishing to nobody: bench bounded-work (bounded.publish_past_stalled)
   });
 
   it('logs a disconnect with structural facts only: no event content, no session', async () => {

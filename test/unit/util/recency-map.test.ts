@@ -38,16 +38,14 @@ describe('RecencyMap', () => {
     );
   });
 
-  it('evicts in constant time: 300,000 inserts into a map capped at 50,000', () => {
+  it('300,000 inserts into a map capped at 50,000: the newest 50,000 stay', () => {
     const m = new RecencyMap<string, number>(50_000);
-    const t0 = performance.now();
     for (let i = 0; i < 300_000; i++) m.set(`event-${i}`, i);
-    const ms = performance.now() - t0;
     expect(m.size).toBe(50_000);
     expect(m.has('event-249999')).toBe(false);
     expect(m.has('event-250000')).toBe(true);
-    // the naive pattern took 26 s here (a fresh iterator walks every deleted hole); this is well under one
-    expect(ms).toBeLessThan(3_000);
+    // that it evicts in constant time (the naive pattern took 26 s here: a fresh iterator walks every deleted hole)
+    // is bench suite bounded-work's bounded.recency_eviction: these inserts against the same ones into a map that never evicts
   });
 
   it('reads never refresh: the oldest SET key goes first, however often it was read', () => {

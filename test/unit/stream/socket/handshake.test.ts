@@ -181,9 +181,9 @@ describe('socket endpoint: the upgrade gate', () => {
     client.on('error', () => undefined);
     client.write('GET /socket HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n');
     await waitFor('the upgrade handed over', () => held[0]);
-    const t0 = Date.now();
+    // the client never closes and the handler never lets go: without the grace this close never settles and the test
+    // fails at its timeout; the socket destroyed is the grace's doing. Its time: bench bounded-work (bounded.listener_close_grace)
     await listening.close(100);
-    expect(Date.now() - t0).toBeLessThan(2_000);
     expect(held[0]!.destroyed).toBe(true);
     client.destroy();
   });

@@ -15,12 +15,16 @@ const vendorPaths = {
   message: 'identity/ reads only AEP-level keys that the mapper hands it: it imports nothing from src/hermes/ or src/mapping/.',
 };
 const downstreamPaths = {
-  regex: String.raw`^(\.\./)+(daemon|sinks|transport|otel)/`,
+  regex: String.raw`^(\.\./)+(daemon|bus|transport|otel)/`,
   message:
-    'The data flows one way (receive -> map -> identity -> stamp -> bus -> sinks): mapping and identity do no I/O wiring and import nothing downstream (src/daemon, src/sinks, src/transport, src/otel).',
+    'The data flows one way (receive -> map -> identity -> stamp -> bus -> durable log -> consumers): mapping and identity do no I/O wiring and import nothing downstream (src/daemon, src/bus, src/transport, src/otel).',
+};
+const busPaths = {
+  regex: String.raw`^\.\./(?!core/|aep/)[^.]`,
+  message: 'src/bus/ (the consumer interface, the durable log interface, the bus) imports only src/core/ and src/aep/.',
 };
 const aepLeafPaths = {
-  regex: String.raw`^(\.\./)+(hermes|mapping|identity|state|daemon|sinks|transport|otel)/`,
+  regex: String.raw`^(\.\./)+(hermes|mapping|identity|state|daemon|bus|transport|otel)/`,
   message: 'src/aep/ is the AEP vocabulary (lifecycle table, types, payloads) every stage reads: it imports no stage.',
 };
 
@@ -120,6 +124,13 @@ export default defineConfig(
     rules: {
       'no-restricted-imports': ['error', { patterns: [aepLeafPaths] }],
       'no-restricted-syntax': ['error', ...restrictedImportSyntax(aepLeafPaths)],
+    },
+  },
+  {
+    files: ['src/bus/**'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [busPaths] }],
+      'no-restricted-syntax': ['error', ...restrictedImportSyntax(busPaths)],
     },
   },
 

@@ -52,6 +52,8 @@ export class OtelMirror implements Consumer, Reporting, SpanContextSource {
   private readonly awaiting = new WeakMap<AepEvent, readonly SpanRecord[]>();
   /** spans finished by events the history then gave up: never exported */
   private unwrittenSpans = 0;
+  /** spans finished by events whose durable write has not settled yet */
+  private awaitingSpans = 0;
   private replayed = 0;
   private replayDiscarded = 0;
   private timer: NodeJS.Timeout | undefined;
@@ -106,7 +108,10 @@ export class OtelMirror implements Consumer, Reporting, SpanContextSource {
 
   /** The event `assign` just took, stamped and frozen: what it finished waits on it for its durable write. */
   stamped(ev: AepEvent): void {
-    if (this.finishing.length > 0) this.awaiting.set(ev, this.finishing);
+    if (this.finishing.length > 0) {
+      this.awaiting.set(ev, this.finishing);
+      this.awaitingSpans += this.finishing.length;
+    }
     this.finishing = [];
   }
 
@@ -116,6 +121,7 @@ export class OtelMirror implements Consumer, Reporting, SpanContextSource {
       const spans = this.awaiting.get(ev);
       if (!spans) continue;
       this.awaiting.delete(ev);
+      this.awaitingSpans -= spans.length;
       this.export.enqueue(spans);
     }
   }
@@ -126,6 +132,7 @@ export class OtelMirror implements Consumer, Reporting, SpanContextSource {
       const spans = this.awaiting.get(ev);
       if (!spans) continue;
       this.awaiting.delete(ev);
+      this.awaitingSpans -= spans.length;
       this.unwrittenSpans += spans.length;
     }
   }
@@ -219,6 +226,7 @@ export class OtelMirror implements Consumer, Reporting, SpanContextSource {
       foreign_open_units: this.foreign.openUnits,
       spans_finished: this.builder.counters.finished,
       spans_incomplete: this.builder.counters.incomplete,
+      spans_awaiting_write: this.awaitingSpans,
       spans_unwritten: this.unwrittenSpans,
       ...this.export.stats(),
       replayed_events: this.replayed,

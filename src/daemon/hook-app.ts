@@ -1,15 +1,16 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { CapturePolicy } from '../capture/policy.js';
 import type { IdentityStage } from '../identity/identity-stage.js';
-import { EventBus } from '../sinks/event-bus.js';
-import type { EventSink } from '../sinks/sink.js';
+import { EventBus } from '../bus/event-bus.js';
+import type { Consumer, Reporting } from '../bus/consumer.js';
+import type { DurableLog } from '../bus/durable-log.js';
+import type { EventStage } from '../bus/event-stage.js';
 import { DriftWatch } from './drift.js';
 import type { EnvelopeRecorder } from './envelope-recorder.js';
 import type { Logger } from '../core/logger.js';
-import { HookPipeline, type EventStage } from './pipeline.js';
+import { HookPipeline } from './pipeline.js';
 import type { PriceSource } from '../usage/price-step.js';
 import { buildServer, type ServerDeps } from './server.js';
-import type { AepEvent } from '../aep/event.js';
 import type { Degradation } from '../core/health-latch.js';
 import type { RequestGuard } from '../transport/request-guard.js';
 import type { DropReports } from '../transport/drop-report.js';
@@ -25,8 +26,13 @@ export interface HookAppOptions {
   readonly identity: IdentityStage;
   /** the stage between identity and the bus: the OTel span context stage when the mirror is on */
   readonly stamp?: EventStage;
-  /** every sink gets the same frozen events; their order does not matter */
-  readonly sinks: readonly EventSink[];
+  /** the durable logs (the history): each hook's reply waits for their write */
+  readonly durable: readonly DurableLog[];
+  /**
+   * the consumers that get each hook's events once the durable logs hold them, in this order
+   * (spans, logs, metrics, snapshot, then the stream hub, then the relay); never for events given up
+   */
+  readonly consumers: readonly (Consumer & Reporting)[];
   readonly log: Logger;
   readonly maxBodyBytes: number;
   /** AEP_MAX_BODY_NODES (server.ts has the default) */
@@ -46,8 +52,6 @@ export interface HookAppOptions {
    * (a previous process died between writing them and deleting the file).
    */
   readonly spool?: { readonly dir: string; readonly seen?: Set<string> };
-  /** hears each hook's events once their durable write settled (the stream hub; pipeline.ts) */
-  readonly settled?: (events: readonly AepEvent[]) => void;
   /** more of the server's wiring (the stream routes, once they exist: `{ stream }`) */
   readonly server?: Partial<ServerDeps>;
   /** what else cannot do its job right now (the ingest log), besides the bus's sinks */
@@ -72,13 +76,14 @@ export interface HookApp {
 }
 
 /**
- * The hook path, wired once: stamp stage, bus and sinks, drift watch, pipeline, HTTP
+ * The hook path, wired once: stamp stage, bus (durable logs, then after-durable consumers), drift watch, pipeline, HTTP
  * server with its /healthz counters. The daemon's start-up and the in-process
  * tests build it the same way.
  */
 export function createHookApp(o: HookAppOptions): HookApp {
   const bus = new EventBus();
-  for (const s of o.sinks) bus.add(s);
+  for (const s of o.durable) bus.addDurable(s);
+  for (const c of o.consumers) bus.addAfterDurable(c);
   const drift = new DriftWatch(o.log);
   const control = o.control;
   const gated = control?.target.on ? control : undefined;
@@ -92,7 +97,6 @@ export function createHookApp(o: HookAppOptions): HookApp {
     bus,
     drift,
     log: o.log,
-    ...(o.settled ? { settled: o.settled } : {}),
     ...(o.pricer ? { pricer: o.pricer } : {}),
     ...(gated ? { control: (mapped, now, live) => controlStep(gated.target, gated.settings, o.policy, mapped, now, live) } : {}),
   });
@@ -158,7 +162,6 @@ export function createHookApp(o: HookAppOptions): HookApp {
       hooks_retained: pipeline.retained,
       hooks_lost: pipeline.lost,
       held_spool_keys: pipeline.retainedKeys.size,
-      ...(pipeline.settleErrors ? { settle_errors: pipeline.settleErrors } : {}),
       ...(o.stamp?.errors ? { stamp_errors: o.stamp.errors } : {}),
       sessions_active: o.identity.activeSessions,
       identity: o.identity.counters,

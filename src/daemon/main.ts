@@ -26,7 +26,8 @@ import { createDiagnostics, type Logger } from '../core/logger.js';
 import { Snapshotter } from '../state/snapshot.js';
 import { createHookApp } from './hook-app.js';
 import type { SpoolIngest } from './spool-ingest.js';
-import type { EventBus } from '../sinks/event-bus.js';
+import type { EventBus } from '../bus/event-bus.js';
+import { wireConsumer } from '../bus/wire-consumer.js';
 import type { HookPipeline } from './pipeline.js';
 import { EnvelopeRecorder } from './envelope-recorder.js';
 import { ensurePrivateDirs } from './private-dirs.js';
@@ -156,6 +157,7 @@ export async function startDaemon(
     identity,
     ...(mirror ? { mirror } : {}),
     drained: () => history.flush(),
+    inFlight: () => late.bus?.inFlight() ?? [],
     replayed: (ev) => {
       if (typeof ev.hermesspool === 'string') spooledSeen.add(ev.hermesspool);
       // the log read back: pairing state for the metrics' durations, never measured again
@@ -167,7 +169,7 @@ export async function startDaemon(
     log,
   });
   // known only once the hook app (its spool) and the listeners (the TCP URL) exist; read by closures made before
-  const late: { spool?: SpoolIngest; pipeline?: HookPipeline; tcpUrl?: string } = {};
+  const late: { spool?: SpoolIngest; pipeline?: HookPipeline; bus?: EventBus; tcpUrl?: string } = {};
   const restored = snapshot.restore();
   // the own events the stream's buffer rebuild reads back may reach further back than the restore's window
   const historyEpochs = new HighestEpoch();
@@ -229,7 +231,6 @@ export async function startDaemon(
   identity.enterEpoch(epoch);
   // AEP_RELAY_URL: this daemon's own events, once durable, also go out to a relay as an emitter
   const relay = stream && config.relay ? relayLink(config, log, control, (s) => stream.hub.isOwnSession(s)) : undefined;
-  if (relay) stream?.onOwn((ws) => relay.offer(ws));
   const started = Date.now();
   const dropReports = new DropReports();
   // model-call cost: the price database (~830 KB) loads once the daemon listens; a call priced before then has none (counted)
@@ -237,9 +238,18 @@ export async function startDaemon(
   const { app, bus, pipeline, spool } = createHookApp({
     policy: config.policy,
     identity,
-    // the mirror's span context stage stamps traceparent before the bus (mirror off: no stamping)
+    // the mirror's span context stage stamps traceparent before the bus (mirror off: no stamping); no span leaves there
     ...(mirror ? { stamp: new SpanContextStage(mirror) } : {}),
-    sinks: [...(mirror ? [mirror] : []), ...(logSink ? [logSink] : []), history, snapshot, ...(metrics ? [metrics] : [])],
+    // the history holds each reply; then, once it holds the events: spans, logs, snapshot, metrics, the stream hub, the relay
+    durable: [history],
+    consumers: [
+      ...(mirror ? [mirror] : []),
+      ...(logSink ? [logSink] : []),
+      snapshot,
+      ...(metrics ? [metrics] : []),
+      ...(stream ? [stream.own] : []),
+      ...(relay ? [wireConsumer('relay', (ws) => relay.offer(ws))] : []),
+    ],
     log,
     maxBodyBytes: config.maxBodyBytes,
     maxBodyNodes: config.maxBodyNodes,
@@ -261,8 +271,16 @@ export async function startDaemon(
       ...(metrics ? { metrics: metrics.stats() } : {}),
     }),
     spool: { dir: path.join(config.stateDir, 'spool'), seen: spooledSeen },
-    ...(stream ? { settled: (events) => stream.own(events), server: stream.server, degraded: () => [...stream.degraded(), ...degradedOf(relay)] } : {}),
-    control: { target: control, settings: config.control, republish: (w) => stream?.republish(w) },
+    ...(stream ? { server: stream.server, degraded: () => [...stream.degraded(), ...degradedOf(relay)] } : {}),
+    // a recorded ack re-emitted: to the hub, then the relay, as the own events go
+    control: {
+      target: control,
+      settings: config.control,
+      republish: (w) => {
+        stream?.republish(w);
+        relay?.offer([w]);
+      },
+    },
     pricer,
   });
   // gate cards a previous process died holding: closed now (their hooks were answered by the transports' fail-open)
@@ -270,6 +288,7 @@ export async function startDaemon(
   if (orphans > 0) log.info('closed gate cards a previous process left pending', { cards: orphans });
   late.spool = spool;
   late.pipeline = pipeline;
+  late.bus = bus;
   if (metrics) metrics.readings = daemonReadings({ history, mirror, spool: () => late.spool, dropReports, stream, relay, pipeline });
   // fastify's own server stays unbound: the listeners feed its router, tagging each request's transport
   await app.ready();

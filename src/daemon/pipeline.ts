@@ -3,7 +3,7 @@ import type { CapturePolicy } from '../capture/policy.js';
 import { readHook } from '../mapping/map-hook.js';
 import { hookFacts } from '../mapping/hook-facts.js';
 import type { IdentityStage } from '../identity/identity-stage.js';
-import type { EventBus } from '../sinks/event-bus.js';
+import type { EventBus } from '../bus/event-bus.js';
 import type { AepEvent } from '../aep/event.js';
 import type { DriftWatch } from './drift.js';
 import type { MappedHook } from '../aep/mapped.js';
@@ -15,23 +15,12 @@ import type { WireEvent } from '../aep/wire.js';
 import { priceModelCalls, type PriceSource } from '../usage/price-step.js';
 import { HookCounts } from './hook-counts.js';
 import { RetainedKeys } from './retained-keys.js';
-import type { WriteOptions } from '../sinks/sink.js';
+import type { WriteOptions } from '../bus/durable-log.js';
+import type { EventStage } from '../bus/event-stage.js';
 
 /** The control step (src/control/hook-step.ts), bound to its target: present only while a control gate is on. */
 export type ControlStepFn = (mapped: MappedHook, now: Date, live: LiveHook | undefined) => StepResult;
 import type { Logger } from '../core/logger.js';
-
-/**
- * A step between identity and the bus that may add to each event (the OTel
- * span context stage stamps `traceparent`). It returns NEW events and never
- * throws into the hook path; the pipeline freezes what it returns, so every
- * sink gets the same immutable events, in whatever order they were added.
- */
-export interface EventStage {
-  process(events: readonly AepEvent[]): readonly AepEvent[];
-  /** events the stage could not do its part for (passed on as they came), for /healthz */
-  readonly errors?: number;
-}
 
 export interface PipelineOptions {
   readonly policy: CapturePolicy;
@@ -42,12 +31,6 @@ export interface PipelineOptions {
   readonly drift: DriftWatch;
   readonly clock?: () => Date;
   readonly log?: Logger;
-  /**
-   * Hears a hook's events once their durable write settled (the stream hub
-   * publishes them then, never before the history holds them): at once when
-   * recorded, once written when retained; never for events given up.
-   */
-  readonly settled?: (events: readonly AepEvent[]) => void;
   /** the control gates' step between mapping and identity (gates on only) */
   readonly control?: ControlStepFn;
   /** prices model calls between mapping and identity (src/usage/); absent: model calls carry no cost */
@@ -62,7 +45,7 @@ export interface PipelineOptions {
 /**
  * What became of one hook, when it is answered:
  * - `recorded`: every event it became reached the operating system (or it became none);
- * - `refused`: a durable sink could not take it (log failing, queue full), so it was
+ * - `refused`: a durable log could not take it (log failing, queue full), so it was
  *   NOT processed at all: no seq taken, no pairing state, no span. Safe to retry later;
  * - `retained`: processed, but the write failed: its events are held in memory (bounded)
  *   and written first when the log takes writes again. `written` settles true then,
@@ -89,7 +72,7 @@ export type HookOutcome = (
  * One hook, start to finish: admission → drift check → pure mapping →
  * identity → stamp → bus. Everything up to the bus runs synchronously, in arrival
  * order (that is what orders each session's events); the returned promise
- * settles when the durable sinks have the events (group commit), and never
+ * settles when the durable logs have the events (group commit), and never
  * rejects.
  */
 export class HookPipeline {
@@ -98,33 +81,21 @@ export class HookPipeline {
   readonly byHook = new HookCounts();
   /** hooks whose mapping or stamping threw: answered, counted, logged by class; never a crash */
   failed = 0;
-  /** hooks refused before processing because a durable sink could not take them */
+  /** hooks refused before processing because a durable log could not take them */
   refused = 0;
   /** hooks answered while their events were held in memory after a failed write */
   retained = 0;
   /** hooks processed whose events (some or all) were given up */
   lost = 0;
-  /** `settled` listeners that threw (counted; the hook was answered) */
-  settleErrors = 0;
   /** spool keys of live hooks held after a failed write (answered 503): spool-ingest.ts drops their spooled copy once written */
   readonly retainedKeys = new RetainedKeys();
 
   private readonly clock: () => Date;
-  /** settles once everything published so far has settled (its `settled` listeners called) */
+  /** settles once everything published so far has settled (its after-durable consumers called) */
   private tail: Promise<unknown> = Promise.resolve();
 
   constructor(private readonly o: PipelineOptions) {
     this.clock = o.clock ?? (() => new Date());
-  }
-
-  private settle(events: readonly AepEvent[]): void {
-    if (!this.o.settled || events.length === 0) return;
-    try {
-      this.o.settled(events);
-    } catch {
-      // the stream is a view of the history: a fault there never costs the hook its answer
-      this.settleErrors++;
-    }
   }
 
   /**
@@ -178,7 +149,7 @@ export class HookPipeline {
    * A control target's events for one own session, outside any hook (acks,
    * a gate card's outcome): stamped now, in order, after the command that
    * caused them when one is given (written as received: seq-less, never
-   * stamped). Refused, like a hook, while a durable sink cannot take them.
+   * stamped). Refused, like a hook, while a durable log cannot take them.
    */
   emitControl(session: string, items: readonly ControlItem[], command?: WireEvent): Emitted {
     const refusal = this.o.bus.refusal();
@@ -207,7 +178,7 @@ export class HookPipeline {
     }
   }
 
-  /** whether a durable sink refuses new events now (a code, never content) */
+  /** whether a durable log refuses new events now (a code, never content) */
   refusal(): string | undefined {
     return this.o.bus.refusal();
   }
@@ -231,13 +202,11 @@ export class HookPipeline {
         this.retained++;
         const written = (r.finalLost ?? Promise.resolve(0)).then((lost) => {
           if (lost > 0) this.lost++;
-          else this.settle(events);
           return lost === 0;
         });
         if (spoolKey !== undefined) this.retainedKeys.hold(spoolKey, written);
         return { status: 'retained', events, reason, written, ...p };
       }
-      this.settle(events);
       return { status: 'recorded', events, ...p };
     });
     this.tail = out.then(

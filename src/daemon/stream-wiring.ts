@@ -1,6 +1,5 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
-import type { AepEvent } from '../aep/event.js';
 import type { DaemonConfig } from '../config/config.js';
 import type { Degradation } from '../core/health-latch.js';
 import { ForeignHistory, rebuildBuffer, type RebuildReport } from '../history/index.js';
@@ -8,7 +7,9 @@ import type { Ingress, StreamHubApi } from '../stream/hub-types.js';
 import { BridgeIngress, type IngressMirror } from '../stream/ingress.js';
 import type { OwnRefusals } from '../stream/own-source.js';
 import { ownSessionCheck } from '../stream/own-sessions.js';
-import { wireFromOwn, type WireEvent } from '../aep/wire.js';
+import type { WireEvent } from '../aep/wire.js';
+import type { Consumer } from '../bus/consumer.js';
+import { wireConsumer } from '../bus/wire-consumer.js';
 import type { UpgradeHandler } from '../transport/listeners.js';
 import type { RequestGuard } from '../transport/request-guard.js';
 import type { Logger } from '../core/logger.js';
@@ -61,11 +62,9 @@ export interface StreamWiring {
   readonly hub: StreamHubApi;
   readonly ingress: BridgeIngress;
   readonly rebuilt: RebuildReport;
-  /** the pipeline's `settled` listener: this daemon's own events, once the history holds them */
-  own(events: readonly AepEvent[]): void;
-  /** hears the own events published (the relay link's `offer`) */
-  onOwn(listener: (events: readonly WireEvent[]) => void): void;
-  /** an own event already in the history, published again (a recorded ack re-emitted): to the hub and the `onOwn` listeners */
+  /** the hub as an after-durable consumer on the bus: this daemon's own events, once the history holds them */
+  readonly own: Consumer;
+  /** an own event already in the history, published again (a recorded ack re-emitted): to the hub */
   republish(w: WireEvent): void;
   readonly server: Partial<ServerDeps>;
   /** the listeners' WebSocket upgrade handler, when the endpoint exists */
@@ -158,18 +157,7 @@ export async function wireStream(o: StreamWiringOptions): Promise<StreamWiring> 
   };
   const server = o.factories.routes?.(common) ?? {};
   const socket = o.factories.socket?.(common);
-  const listeners: ((events: readonly WireEvent[]) => void)[] = [];
-  let ownErrors = 0;
   let clientsClosed = false;
-  const toListeners = (ws: readonly WireEvent[]) => {
-    for (const l of listeners) {
-      try {
-        l(ws);
-      } catch {
-        ownErrors++;
-      }
-    }
-  };
   const closeClients = async (reason: string) => {
     if (clientsClosed) return;
     clientsClosed = true;
@@ -180,16 +168,8 @@ export async function wireStream(o: StreamWiringOptions): Promise<StreamWiring> 
     hub,
     ingress,
     rebuilt,
-    own(events) {
-      const ws = events.map(wireFromOwn);
-      hub.publish(ws);
-      toListeners(ws);
-    },
-    republish(w) {
-      hub.publish([w]);
-      toListeners([w]);
-    },
-    onOwn: (l) => void listeners.push(l),
+    own: wireConsumer('stream', (ws) => hub.publish(ws)),
+    republish: (w) => hub.publish([w]),
     server,
     ...(socket ? { upgrade: (req: IncomingMessage, sock: Duplex, head: Buffer) => socket.handleUpgrade(req, sock, head) } : {}),
     degraded: () => {
@@ -202,7 +182,6 @@ export async function wireStream(o: StreamWiringOptions): Promise<StreamWiring> 
       rebuilt: { ...rebuilt },
       ingest: { ...ingress.stats(), own_source_refused: ownSourceRefused, log: foreign.stats() },
       ...(socket ? { socket: socket.stats() } : {}),
-      ...(ownErrors ? { own_listener_errors: ownErrors } : {}),
     }),
     closeClients,
     close: async (reason) => {

@@ -4,7 +4,7 @@ import type { Logger } from '../core/logger.js';
 import type { Degradation } from '../core/health-latch.js';
 import { JsonlHistorySink } from './jsonl-history-sink.js';
 import { safeFileName } from './safe-file-name.js';
-import type { WriteOutcome } from '../sinks/sink.js';
+import type { WriteOutcome } from '../bus/durable-log.js';
 import type { WireEvent } from '../aep/wire.js';
 
 /**

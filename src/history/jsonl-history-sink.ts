@@ -4,7 +4,7 @@ import PQueue from 'p-queue';
 import type { AepEvent } from '../aep/event.js';
 import { silentLogger } from '../core/logger.js';
 import { errorCode, HealthLatch, type Degradation } from '../core/health-latch.js';
-import type { EventSink, WriteOptions, WriteOutcome } from '../sinks/sink.js';
+import type { DurableLog, WriteOptions, WriteOutcome } from '../bus/durable-log.js';
 import { HandlePool } from './handle-pool.js';
 import { NotPrivateError } from '../util/private-path.js';
 import { cutBack, linesByFile, newHistoryFile, writeFully, type HistoryFile } from './history-file.js';
@@ -56,10 +56,9 @@ export type { JsonlHistorySinkOptions } from './sink-options.js';
  * until it takes writes. Directory-wide errors (ENOSPC, EDQUOT, EROFS, EIO)
  * refuse every session, as above.
  */
-export class JsonlHistorySink implements EventSink {
+export class JsonlHistorySink implements DurableLog {
   /** the name `/healthz` lists it under */
   readonly name = 'log';
-  readonly durable = true;
   private readonly dir: string;
   private readonly nested: boolean;
   /** every file with a handle or waiting lines */

@@ -1,4 +1,4 @@
-import type { WriteOutcome } from '../sinks/sink.js';
+import type { WriteOutcome } from '../bus/durable-log.js';
 
 /**
  * One `write` call's fate, across the files it touched: answered once (the

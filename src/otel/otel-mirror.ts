@@ -1,6 +1,6 @@
 import type { SpanExporter } from '@opentelemetry/sdk-trace';
 import type { AepEvent } from '../aep/event.js';
-import type { EventSink } from '../sinks/sink.js';
+import type { Consumer, Reporting } from '../bus/consumer.js';
 import type { Degradation } from '../core/health-latch.js';
 import type { Logger } from '../core/logger.js';
 import type { BuilderCapture, BuilderState } from './builder-state.js';
@@ -11,6 +11,7 @@ import { SpanBuilder, type SpanCtx } from './span-builder.js';
 import type { SpanContextSource } from './span-context-stage.js';
 import { SpanExport } from './span-export.js';
 import { ForeignSpans } from './foreign-spans.js';
+import type { SpanRecord } from './span-record.js';
 import type { WireEvent } from '../aep/wire.js';
 
 export interface MirrorOptions {
@@ -25,13 +26,19 @@ export interface MirrorOptions {
 
 /**
  * The OpenTelemetry mirror. Its span builder takes each live event in the
- * pipeline's span context stage (`assign`, before the bus), and the spans an
- * event finishes go to export from there. On the bus it is a sink like any
- * other, for /healthz, flush and shutdown: it takes nothing from `write`.
+ * pipeline's span context stage (`assign`, before the bus): the `traceparent`
+ * the history writes must be known before the write, so the builder's state
+ * advances there. The spans an event FINISHES do not leave from there: they
+ * wait on the frozen stamped event (`stamped`, a WeakMap) and go to export
+ * when the bus hands the mirror that event after its durable write
+ * (`consume`). An event the history never holds (its write given up) exports
+ * nothing: its spans are counted `spans_unwritten` (`unwritten`). Known limit:
+ * the builder already moved on at stamp time, so a later event that is
+ * written can still finish a unit whose earlier event was lost.
  * At start it takes back what the previous process left open: a snapshot's
  * state (`deferState`, `loadState`) and the log past it (`restore`).
  */
-export class OtelMirror implements EventSink, SpanContextSource {
+export class OtelMirror implements Consumer, Reporting, SpanContextSource {
   readonly name = 'otel';
   readonly builder: SpanBuilder;
   /** other emitters' events (the stream's ingest): a builder of their own, keyed by `(source, session)` */
@@ -39,6 +46,14 @@ export class OtelMirror implements EventSink, SpanContextSource {
   private readonly export: SpanExport;
   private readonly deferred: DeferredState;
   private readonly now: () => number;
+  /** what the last `assign` finished, until `stamped` names its event */
+  private finishing: readonly SpanRecord[] = [];
+  /** stamped event → the spans it finished, exported once the history holds it */
+  private readonly awaiting = new WeakMap<AepEvent, readonly SpanRecord[]>();
+  /** spans finished by events the history then gave up: never exported */
+  private unwrittenSpans = 0;
+  /** spans finished by events whose durable write has not settled yet */
+  private awaitingSpans = 0;
   private replayed = 0;
   private replayDiscarded = 0;
   private timer: NodeJS.Timeout | undefined;
@@ -82,21 +97,50 @@ export class OtelMirror implements EventSink, SpanContextSource {
     this.replayDiscarded += this.builder.sweep(this.now(), this.opts.config.idleMs).length;
   }
 
-  /** One live event (the span context stage calls this): the spans it finishes go to export. */
+  /** One live event (the span context stage calls this): the spans it finishes wait for `stamped`. */
   assign(ev: AepEvent): SpanCtx | undefined {
+    this.finishing = [];
     this.deferred.settle();
     const { ctx, finished } = this.builder.accept(ev);
-    this.export.enqueue(finished);
+    this.finishing = finished;
     return ctx;
+  }
+
+  /** The event `assign` just took, stamped and frozen: what it finished waits on it for its durable write. */
+  stamped(ev: AepEvent): void {
+    if (this.finishing.length > 0) {
+      this.awaiting.set(ev, this.finishing);
+      this.awaitingSpans += this.finishing.length;
+    }
+    this.finishing = [];
+  }
+
+  /** Events the history holds (the bus, after their durable write): the spans they finished go to export. */
+  consume(events: readonly AepEvent[]): void {
+    for (const ev of events) {
+      const spans = this.awaiting.get(ev);
+      if (!spans) continue;
+      this.awaiting.delete(ev);
+      this.awaitingSpans -= spans.length;
+      this.export.enqueue(spans);
+    }
+  }
+
+  /** Events the history gave up (the bus never hands them to `consume`): their spans are counted, not exported. */
+  unwritten(events: readonly AepEvent[]): void {
+    for (const ev of events) {
+      const spans = this.awaiting.get(ev);
+      if (!spans) continue;
+      this.awaiting.delete(ev);
+      this.awaitingSpans -= spans.length;
+      this.unwrittenSpans += spans.length;
+    }
   }
 
   /** One ingested event (never changed: no `traceparent` is stamped on it); the spans it finishes go to export. */
   mirrorForeign(w: WireEvent): void {
     this.export.enqueue(this.foreign.accept(w));
   }
-
-  /** The events already went through `assign`, in the stage before the bus. */
-  write(): void {}
 
   /**
    * Take one event from the durable log of a previous process: rebuilds the
@@ -182,6 +226,8 @@ export class OtelMirror implements EventSink, SpanContextSource {
       foreign_open_units: this.foreign.openUnits,
       spans_finished: this.builder.counters.finished,
       spans_incomplete: this.builder.counters.incomplete,
+      spans_awaiting_write: this.awaitingSpans,
+      spans_unwritten: this.unwrittenSpans,
       ...this.export.stats(),
       replayed_events: this.replayed,
       ...(this.deferred.loading ? { state_loading: true } : {}),

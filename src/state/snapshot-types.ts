@@ -15,6 +15,11 @@ export interface SnapshotOptions {
   readonly mirror?: OtelMirror;
   /** resolves once every event accepted so far is written to its log (the log sink's flush) */
   readonly drained: () => Promise<void>;
+  /**
+   * the batches published but whose durable write has not settled yet (the bus's `inFlight`): the capture
+   * already holds their state (stamped before it), so their sessions are covered up to them
+   */
+  readonly inFlight?: () => Iterable<readonly AepEvent[]>;
   readonly log: Logger;
   /** hears every event read back from the logs at start (the spool's exactly-once keys) */
   readonly replayed?: (ev: AepEvent) => void;

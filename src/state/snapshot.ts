@@ -1,7 +1,7 @@
 import path from 'node:path';
 import type { AepEvent } from '../aep/event.js';
 import { findLineEnd, historyDirOf, safeFileName, type HistoryCursor, type HistoryFile } from '../history/index.js';
-import type { EventSink } from '../sinks/sink.js';
+import type { Consumer, Reporting } from '../bus/consumer.js';
 import { builderStateJson } from '../otel/index.js';
 import { MAX_SPOOL_KEYS, snapshotPath, writeSnapshot } from './snapshot-file.js';
 import { restoreState } from './snapshot-restore.js';
@@ -18,15 +18,17 @@ export type { RestoreReport, SnapshotOptions } from './snapshot-types.js';
  * window); anything wrong with it (corrupt, another version, another log dir,
  * a log shorter than its offset or replaced) means the full replay instead.
  *
- * While running it is a sink on the bus: it notes the last event of each
- * session since the previous snapshot. `save()` captures the state (lanes
+ * While running it is an after-durable consumer on the bus: it notes the last
+ * event of each session since the previous snapshot; at capture it adds the
+ * batches still in their durable write (`inFlight`), whose state the capture
+ * already holds. `save()` captures the state (lanes
  * used since the last save are serialized, the others are already text),
  * waits until the log holds every captured event, finds where each touched
  * log's last captured event ends, and writes the file atomically. A save that
  * cannot prove those offsets is abandoned, and the older snapshot (still
  * consistent: the log past it is simply longer) stays.
  */
-export class Snapshotter implements EventSink {
+export class Snapshotter implements Consumer, Reporting {
   readonly name = 'snapshot';
   /** session → id of its last event since the previous save */
   private dirty = new Map<string, string>();
@@ -52,9 +54,9 @@ export class Snapshotter implements EventSink {
     this.now = opts.now ?? Date.now;
   }
 
-  // ---- the bus side: which sessions changed, and their last event ----
+  // ---- the bus side: which sessions changed, and their last event (once the history holds it) ----
 
-  write(events: readonly AepEvent[]): void {
+  consume(events: readonly AepEvent[]): void {
     for (const ev of events) this.dirty.set(ev.session, ev.id);
   }
 
@@ -156,6 +158,8 @@ export class Snapshotter implements EventSink {
     const t0 = performance.now();
     // capture, synchronously: nothing else runs until this returns
     const dirty = this.dirty;
+    // events stamped before now but still in their durable write: the state below holds them, so must the cursors
+    for (const batch of this.opts.inFlight?.() ?? []) for (const ev of batch) dirty.set(ev.session, ev.id);
     this.dirty = new Map();
     const lanes = this.opts.identity.saveLanes();
     const mirror = this.opts.mirror?.captureState() ?? null;

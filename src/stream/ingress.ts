@@ -1,5 +1,5 @@
 import type { Logger } from '../core/logger.js';
-import type { WriteOutcome } from '../sinks/sink.js';
+import type { WriteOutcome } from '../bus/durable-log.js';
 import type { Ingress, IngestOutcome, StreamHubApi } from './hub-types.js';
 import { dedupeKey, type WireEvent } from '../aep/wire.js';
 

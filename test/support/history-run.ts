@@ -13,7 +13,7 @@ import { createHookApp } from '../../src/daemon/hook-app.js';
 import { silentLogger } from '../../src/core/logger.js';
 import { IdentityStage } from '../../src/identity/identity-stage.js';
 import { JsonlHistorySink } from '../../src/history/jsonl-history-sink.js';
-import type { EventSink } from '../../src/sinks/sink.js';
+import type { Consumer, Reporting } from '../../src/bus/consumer.js';
 import { readSnapshot, snapshotPath } from '../../src/state/snapshot-file.js';
 import { Snapshotter } from '../../src/state/snapshot.js';
 import { JSON_WORKER } from './paths.js';
@@ -21,7 +21,9 @@ import { JSON_WORKER } from './paths.js';
 /**
  * Raw hook bodies played through the daemon's wiring with a fixed clock and
  * fixed ids (the golden history's conditions): identity, the span context
- * stage, then the sinks on one bus in the order asked for.
+ * stage, then the bus: the history as its durable log, the others as
+ * after-durable consumers in the order asked for (the history's place in
+ * `order` says nothing: it always comes first).
  */
 export type SinkName = 'mirror' | 'history' | 'memory' | 'snapshot';
 
@@ -78,12 +80,12 @@ export function spanLines(spans: readonly ReadableSpan[]): string {
   return lines.sort().join('\n') + '\n';
 }
 
-/** A sink that serializes what it is handed at once: it would see an event that a later sink changed unchanged. */
-class SerializingSink implements EventSink {
+/** A consumer that serializes what it is handed at once: it would see an event that a later one changed unchanged. */
+class SerializingSink implements Consumer, Reporting {
   readonly name = 'memory';
   readonly lines: string[] = [];
   unfrozen = 0;
-  write(events: readonly AepEvent[]): void {
+  consume(events: readonly AepEvent[]): void {
     for (const ev of events) {
       if (!Object.isFrozen(ev)) this.unfrozen++;
       this.lines.push(JSON.stringify(ev));
@@ -130,12 +132,13 @@ export async function playHistory(hooks: readonly string[], order: readonly Sink
       : undefined;
     mkdirSync(stateDir, { recursive: true, mode: 0o700 });
     snapshot?.restore();
-    const byName: Record<SinkName, EventSink | undefined> = { mirror, history, memory, snapshot };
+    const byName: Record<Exclude<SinkName, 'history'>, (Consumer & Reporting) | undefined> = { mirror, memory, snapshot };
     const { app } = createHookApp({
       policy,
       identity,
       stamp: new SpanContextStage(mirror),
-      sinks: order.map((s) => byName[s]!),
+      durable: [history],
+      consumers: order.flatMap((s) => (s === 'history' ? [] : [byName[s]!])),
       log: silentLogger,
       maxBodyBytes: 64 * 1024 * 1024,
       jsonWorkerUrl: JSON_WORKER,

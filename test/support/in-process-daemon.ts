@@ -4,20 +4,25 @@ import { silentLogger, type Logger } from '../../src/core/logger.js';
 import { IdentityStage } from '../../src/identity/identity-stage.js';
 import { createHookApp } from '../../src/daemon/hook-app.js';
 import type { AepEvent } from '../../src/aep/event.js';
-import type { EventSink } from '../../src/sinks/sink.js';
-import type { EventStage } from '../../src/daemon/pipeline.js';
+import type { Consumer, Reporting } from '../../src/bus/consumer.js';
+import type { DurableLog, WriteOutcome } from '../../src/bus/durable-log.js';
+import type { EventStage } from '../../src/bus/event-stage.js';
 import type { RequestGuard } from '../../src/transport/request-guard.js';
 import { JSON_WORKER } from './paths.js';
 import { ControlTarget } from '../../src/control/control-target.js';
 import type { ControlSettings } from '../../src/control/control-types.js';
 import type { WireEvent } from '../../src/aep/wire.js';
 
-/** A sink that keeps what it is given: a real, small implementation for tests. */
-export class MemorySink implements EventSink {
+/**
+ * A durable log that keeps what it is given, in memory, and reports it written at once: a real, small
+ * implementation for tests. It sees each batch when it is published, as the history does.
+ */
+export class MemoryLog implements DurableLog {
   readonly name = 'memory';
   readonly events: AepEvent[] = [];
-  write(events: readonly AepEvent[]): void {
+  write(events: readonly AepEvent[]): Promise<WriteOutcome> {
     this.events.push(...events);
+    return Promise.resolve({ written: events.length, retained: 0, lost: 0 });
   }
   async flush(): Promise<void> {}
   async shutdown(): Promise<void> {}
@@ -32,7 +37,10 @@ export function inProcessDaemon(
     policy?: CapturePolicy;
     log?: Logger;
     stamp?: EventStage;
-    sinks?: EventSink[];
+    /** durable logs after the memory log (a history, a log whose writes a test settles) */
+    durable?: DurableLog[];
+    /** after-durable consumers, in order (the mirror, the log bridge, the metrics; a stream stand-in) */
+    consumers?: (Consumer & Reporting)[];
     maxBodyBytes?: number;
     maxBodyNodes?: number;
     guard?: RequestGuard;
@@ -44,14 +52,12 @@ export function inProcessDaemon(
     controlClock?: () => number;
     /** hears what the control target publishes to the stream only (a recorded ack again, a flood's nack) */
     republish?: (w: WireEvent) => void;
-    /** hears each hook's (and control target's) events once their durable write settled, as the stream hub does */
-    settled?: (events: readonly AepEvent[]) => void;
   } = {},
 ) {
   const policy = opts.policy ?? defaultPolicy({ home: '/home/dev' });
   const ulid = monotonicFactory();
   const identity = new IdentityStage({ epoch: 3, host: 'test-host', policy, newId: () => ulid() });
-  const memory = new MemorySink();
+  const memory = new MemoryLog();
   const log = opts.log ?? silentLogger;
   const control = opts.control
     ? new ControlTarget({
@@ -66,10 +72,10 @@ export function inProcessDaemon(
     policy,
     identity,
     ...(opts.stamp ? { stamp: opts.stamp } : {}),
-    // the memory sink first: the events are frozen and stamped before the bus, so it sees what every sink sees
-    sinks: [memory, ...(opts.sinks ?? [])],
+    // the memory log first: the events are frozen and stamped before the bus, so it sees what the history would write
+    durable: [memory, ...(opts.durable ?? [])],
+    consumers: opts.consumers ?? [],
     log,
-    ...(opts.settled ? { settled: opts.settled } : {}),
     ...(control && opts.control ? { control: { target: control, settings: opts.control, republish: opts.republish ?? (() => undefined) } } : {}),
     maxBodyBytes: opts.maxBodyBytes ?? 64 * 1024 * 1024,
     ...(opts.maxBodyNodes !== undefined ? { maxBodyNodes: opts.maxBodyNodes } : {}),

@@ -13,7 +13,7 @@ export async function mirroredDaemon(opts: { env?: Record<string, string>; polic
   const env = { OTEL_BSP_SCHEDULE_DELAY: '0', ...opts.env };
   const config = loadOtelConfig('/nonexistent', env);
   const mirror = new OtelMirror({ config, exporter, sampler: samplerFromEnv(env), version: 'test' });
-  const d = inProcessDaemon({ stamp: new SpanContextStage(mirror), sinks: [mirror], ...(opts.policy ? { policy: opts.policy } : {}) });
+  const d = inProcessDaemon({ stamp: new SpanContextStage(mirror), consumers: [mirror], ...(opts.policy ? { policy: opts.policy } : {}) });
   const feed = async (envelopes: readonly Envelope[]) => {
     for (const e of envelopes) {
       const r = await d.app.inject({ method: 'POST', url: '/hook', payload: e });

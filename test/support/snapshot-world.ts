@@ -1,4 +1,4 @@
-import type { EventSink } from '../../src/sinks/sink.js';
+import type { DurableLog } from '../../src/bus/durable-log.js';
 import { InMemorySpanExporter, type ReadableSpan } from '@opentelemetry/sdk-trace';
 import path from 'node:path';
 import type { AepEvent } from '../../src/aep/event.js';
@@ -9,7 +9,7 @@ import { HookPipeline } from '../../src/daemon/pipeline.js';
 import type { HookEnvelope } from '../../src/hermes/envelope.js';
 import { EndedSessions } from '../../src/identity/ended-sessions.js';
 import { IdentityStage } from '../../src/identity/identity-stage.js';
-import { EventBus } from '../../src/sinks/event-bus.js';
+import { EventBus } from '../../src/bus/event-bus.js';
 import { JsonlHistorySink } from '../../src/history/jsonl-history-sink.js';
 import { Snapshotter, type RestoreReport } from '../../src/state/snapshot.js';
 import { loadOtelConfig } from '../../src/otel/otel-config.js';
@@ -86,21 +86,25 @@ export async function openWorld(o: WorldOptions): Promise<World> {
     identity,
     ...(mirror ? { mirror } : {}),
     drained: () => log.flush(),
+    inFlight: () => bus.inFlight(),
     log: silentLogger,
   });
   const restored = snapshot.restore();
   mirror?.start();
   const bus = new EventBus();
   const events: AepEvent[] = [];
-  // what the pipeline emits, in order (its reply promise settles later; the events are published at once)
-  const collect: EventSink = {
+  // what the pipeline emits, in order (its reply promise settles later; the events are published at once): a
+  // durable log in memory, written at once
+  const collect: DurableLog = {
     name: 'collect',
-    write: (evs) => void events.push(...evs),
+    write: (evs) => (events.push(...evs), Promise.resolve({ written: evs.length, retained: 0, lost: 0 })),
     flush: async () => undefined,
     shutdown: async () => undefined,
     stats: () => ({}),
   };
-  for (const s of [...(mirror ? [mirror] : []), log, snapshot, collect]) bus.add(s);
+  bus.addDurable(log);
+  bus.addDurable(collect);
+  for (const c of [...(mirror ? [mirror] : []), snapshot]) bus.addAfterDurable(c);
   let clock = 0;
   const pipeline = new HookPipeline({
     policy,
@@ -111,6 +115,11 @@ export async function openWorld(o: WorldOptions): Promise<World> {
     clock: () => new Date(clock),
     log: silentLogger,
   });
+  // the hooks fed and not yet settled: the spans they finish leave once their write settled (the bus's after-durable list)
+  const handled: Promise<unknown>[] = [];
+  const settled = async () => {
+    while (handled.length > 0) await Promise.all(handled.splice(0));
+  };
   return {
     identity,
     mirror,
@@ -120,21 +129,24 @@ export async function openWorld(o: WorldOptions): Promise<World> {
     feed(envs, at) {
       envs.forEach((e, i) => {
         clock = at(i);
-        void pipeline.handle(e as unknown as HookEnvelope);
+        handled.push(pipeline.handle(e as unknown as HookEnvelope));
       });
     },
     async spans() {
+      await settled();
       await mirror?.flush();
       return exporter.getFinishedSpans();
     },
     drain: () => log.flush(),
     async close() {
+      await settled();
       await bus.shutdown();
       await snapshot.close();
       await ended.flush();
     },
     async crash() {
       await log.flush();
+      await settled();
       await bus.shutdown();
       await ended.flush();
     },

@@ -1,7 +1,7 @@
 import type { Context, Logger as OtelLogger } from '@opentelemetry/api';
 import type { LoggerProvider, LogRecordExporter } from '@opentelemetry/sdk-logs';
 import type { AepEvent } from '../../aep/event.js';
-import type { EventSink } from '../../sinks/sink.js';
+import type { Consumer, Reporting } from '../../bus/consumer.js';
 import { errorCode, HealthLatch, type Degradation } from '../../core/health-latch.js';
 import { silentLogger, type Logger } from '../../core/logger.js';
 import { RESOURCE_ATTR } from '../attribute-catalogue.js';
@@ -30,15 +30,15 @@ const NANOS = 1_000_000_000n;
 
 /**
  * The AEP log bridge (AEP-0005 §3): every live event of this daemon, as it
- * reaches the bus, becomes one OTLP LogRecord through the SDK's
+ * reaches the bus after its durable write, becomes one OTLP LogRecord through the SDK's
  * LoggerProvider and BatchLogRecordProcessor. Its fields come from the pure
  * projection (log-record.ts), its trace fields from the event's traceparent.
  * Events re-read from the history at start never reach the bus, so nothing is
- * exported twice. `write` never throws and never waits: the SDK (and the
+ * exported twice. `consume` never throws and never waits: the SDK (and the
  * exporter) load in the background; the queue is bounded, and every record
  * not delivered is counted.
  */
-export class AepLogSink implements EventSink {
+export class AepLogSink implements Consumer, Reporting {
   readonly name = 'otel-logs';
   private readonly exporter: CountingLogExporter;
   private readonly latch: HealthLatch;
@@ -113,7 +113,7 @@ export class AepLogSink implements EventSink {
     });
   }
 
-  write(events: readonly AepEvent[]): void {
+  consume(events: readonly AepEvent[]): void {
     for (const ev of events) {
       if (this.closed) {
         this.droppedAfterShutdown++;

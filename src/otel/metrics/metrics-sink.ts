@@ -2,7 +2,7 @@ import type { Attributes, Counter, Histogram, Meter, ObservableResult } from '@o
 import type { ExportResult, ExportResultCode } from '@opentelemetry/core';
 import type { MeterProvider, PushMetricExporter, ResourceMetrics } from '@opentelemetry/sdk-metrics';
 import type { AepEvent } from '../../aep/event.js';
-import type { EventSink } from '../../sinks/sink.js';
+import type { Consumer, Reporting } from '../../bus/consumer.js';
 import { HealthLatch, errorCode, type Degradation } from '../../core/health-latch.js';
 import { silentLogger, type Logger } from '../../core/logger.js';
 import { RESOURCE_ATTR } from '../attribute-catalogue.js';
@@ -37,14 +37,14 @@ type Instruments = { [K in InstrumentId]?: Counter | Histogram };
 type Bounded = Omit<Measurement, 'attrs'> & { readonly attrs: Readonly<Record<string, AttrValue>> };
 
 /**
- * The metrics signal: each live event on the bus becomes measurements
+ * The metrics signal: each live event the bus hands on after its durable write becomes measurements
  * (measurements.ts), recorded into the OTel metrics SDK, exported by a
  * periodic reader. Events the start-up replay reads back reach `remember`
  * only (pairing state, never measured), so nothing is counted twice. The SDK
  * and the exporter load once `start()` runs (after listen); measurements made
  * before are held, bounded, and every one dropped is counted.
  */
-export class MetricsSink implements EventSink {
+export class MetricsSink implements Consumer, Reporting {
   readonly name = 'metrics';
   private readonly pairing: Pairing;
   private readonly latch: HealthLatch;
@@ -89,7 +89,7 @@ export class MetricsSink implements EventSink {
     }));
   }
 
-  write(events: readonly AepEvent[]): void {
+  consume(events: readonly AepEvent[]): void {
     for (const ev of events) {
       try {
         for (const m of measure(ev, this.pairing)) this.put(this.bound(m));

@@ -5,12 +5,11 @@ import type { ControlSettings } from '../../../src/control/control-types.js';
 import { COMMAND_BURST, COMMAND_RATE_PER_S, GLOBAL_COMMAND_BURST } from '../../../src/control/command-budget.js';
 import { inProcessDaemon } from '../../support/in-process-daemon.js';
 import type { AepEvent } from '../../../src/aep/event.js';
-import type { EventSink, WriteOutcome } from '../../../src/sinks/sink.js';
+import type { DurableLog, WriteOutcome } from '../../../src/bus/durable-log.js';
 
-/** A durable sink whose writes settle when the test says (as the history's group commit settles a batch later). */
-class DeferredSink implements EventSink {
+/** A durable log whose writes settle when the test says (as the history's group commit settles a batch later). */
+class DeferredSink implements DurableLog {
   readonly name = 'deferred';
-  readonly durable = true;
   readonly pending: (() => void)[] = [];
   write(events: readonly AepEvent[]): Promise<WriteOutcome> {
     return new Promise((settle) => this.pending.push(() => settle({ written: events.length, retained: 0, lost: 0 })));
@@ -115,8 +114,16 @@ describe('a command flood is bounded: past the budget a command is nacked busy, 
     const d = inProcessDaemon({
       control: INSTRUCT,
       controlClock: () => 0,
-      sinks: [sink],
-      settled: (events) => stream.push(...events.map((e) => wireOf(e as unknown as Record<string, unknown>, JSON.stringify(e), 'own'))),
+      durable: [sink],
+      // a stand-in for the stream hub: an after-durable consumer
+      consumers: [
+        {
+          name: 'stream',
+          consume: (events) => stream.push(...events.map((e) => wireOf(e as unknown as Record<string, unknown>, JSON.stringify(e), 'own'))),
+          flush: async () => undefined,
+          shutdown: async () => undefined,
+        },
+      ],
       republish: (w) => stream.push(w),
     });
     daemons.push(d);

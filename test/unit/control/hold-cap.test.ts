@@ -6,16 +6,15 @@ import { inProcessDaemon } from '../../support/in-process-daemon.js';
 import { preToolCallBody } from '../../support/scripted-session.js';
 import { waitFor } from '../../support/processes.js';
 import type { AepEvent } from '../../../src/aep/event.js';
-import type { EventSink, WriteOutcome } from '../../../src/sinks/sink.js';
+import type { DurableLog, WriteOutcome } from '../../../src/bus/durable-log.js';
 
 const GATE: ControlSettings = { gate: true, gateTools: /^.*$/, holdMs: 55_000, instruct: false };
 /** what the shim declares with its AEP_HERMES_CONTROL on: it waits this long for a held reply */
 const HELD = { 'content-type': 'application/json', [HOLD_HEADER]: '58000' };
 
-/** A durable sink whose writes settle when the test says (as the history's group commit settles a batch later). */
-class DeferredSink implements EventSink {
+/** A durable log whose writes settle when the test says (as the history's group commit settles a batch later). */
+class DeferredSink implements DurableLog {
   readonly name = 'deferred';
-  readonly durable = true;
   readonly pending: ((o: WriteOutcome | undefined) => void)[] = [];
   write(events: readonly AepEvent[]): Promise<WriteOutcome> {
     return new Promise((settle) => this.pending.push((o) => settle(o ?? { written: events.length, retained: 0, lost: 0 })));
@@ -39,8 +38,8 @@ afterEach(async () => {
     await d.app.close();
   }
 });
-const gated = (sinks: EventSink[] = [], maxHeld?: number): Daemon & { control: NonNullable<Daemon['control']> } => {
-  const d = inProcessDaemon({ control: GATE, sinks, ...(maxHeld !== undefined ? { maxHeld } : {}) });
+const gated = (durable: DurableLog[] = [], maxHeld?: number): Daemon & { control: NonNullable<Daemon['control']> } => {
+  const d = inProcessDaemon({ control: GATE, durable, ...(maxHeld !== undefined ? { maxHeld } : {}) });
   daemons.push(d);
   if (!d.control) throw new Error('the control target was not built');
   return d as Daemon & { control: NonNullable<Daemon['control']> };

@@ -88,7 +88,7 @@ describe('bad input: a clear refusal or an honest mapping, never a crash, never 
   it('session ids with /, .., control characters stay inside the log dir, each in its own file', async () => {
     const root = tempDir();
     const sink = new JsonlHistorySink(root, 100);
-    const d = daemon({ sinks: [sink] });
+    const d = daemon({ durable: [sink] });
     const ids = ['../../etc/passwd', '..', '.', 'a/b', 'ctl\u0000\u001b[31m\n', 'ünï', 'x'.repeat(3000)];
     for (const id of ids) expect((await post(d, envelope({ session_id: id }))).statusCode).toBe(200);
     await sink.shutdown();

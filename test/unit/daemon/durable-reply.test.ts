@@ -1,16 +1,15 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { AepEvent } from '../../../src/aep/event.js';
 import type { Degradation } from '../../../src/core/health-latch.js';
-import type { EventSink, WriteOutcome } from '../../../src/sinks/sink.js';
+import type { DurableLog, WriteOutcome } from '../../../src/bus/durable-log.js';
 import { inProcessDaemon } from '../../support/in-process-daemon.js';
 import { preToolCallBody } from '../../support/scripted-session.js';
 
 const envelope = (callId: string) => preToolCallBody(callId);
 
 /** A durable sink whose writes settle only when the test says so; it can refuse, or say it is degraded. */
-class GateSink implements EventSink {
+class GateSink implements DurableLog {
   readonly name = 'gate';
-  readonly durable = true;
   readonly pending: { events: readonly AepEvent[]; settle: (o: WriteOutcome) => void }[] = [];
   refuse: string | undefined;
   degraded: Degradation | undefined;
@@ -33,7 +32,7 @@ class GateSink implements EventSink {
 describe('the hook reply waits for the durable sinks, and /healthz tells when one fails', () => {
   const apps: ReturnType<typeof inProcessDaemon>[] = [];
   const daemon = (sink: GateSink) => {
-    const d = inProcessDaemon({ sinks: [sink] });
+    const d = inProcessDaemon({ durable: [sink] });
     apps.push(d);
     return d;
   };

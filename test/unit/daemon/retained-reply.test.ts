@@ -27,7 +27,8 @@ function rig() {
   const hook = createHookApp({
     policy,
     identity,
-    sinks: [history],
+    durable: [history],
+    consumers: [],
     log: silentLogger,
     maxBodyBytes: 1024 * 1024,
     jsonWorkerUrl: JSON_WORKER,

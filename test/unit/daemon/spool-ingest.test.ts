@@ -1,4 +1,4 @@
-import type { EventSink } from '../../../src/sinks/sink.js';
+import type { DurableLog } from '../../../src/bus/durable-log.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { chmodSync, existsSync, mkdirSync, readdirSync, renameSync, statSync, utimesSync, writeFileSync } from 'node:fs';
@@ -10,7 +10,7 @@ import { createHookApp } from '../../../src/daemon/hook-app.js';
 import type { SpoolIngest } from '../../../src/daemon/spool-ingest.js';
 import { decode } from '../../../src/daemon/spool-format.js';
 import { IdentityStage } from '../../../src/identity/identity-stage.js';
-import { MemorySink } from '../../support/in-process-daemon.js';
+import { MemoryLog } from '../../support/in-process-daemon.js';
 import { tempDir, waitFor } from '../../support/processes.js';
 import { preToolCallBody } from '../../support/scripted-session.js';
 
@@ -47,7 +47,7 @@ function daemon(dir: string, maxBodyBytes = 1024 * 1024, seen?: Set<string>) {
   const policy = defaultPolicy({ home: '/home/dev' });
   const ulid = monotonicFactory();
   const identity = new IdentityStage({ epoch: 1, host: 'test-host', policy, newId: () => ulid() });
-  const memory = new MemorySink();
+  const memory = new MemoryLog();
   let held: Promise<void> | undefined;
   let release = () => undefined as void;
   let fail = false;
@@ -61,10 +61,9 @@ function daemon(dir: string, maxBodyBytes = 1024 * 1024, seen?: Set<string>) {
     },
     failNext: () => (fail = true),
   };
-  // a durable sink standing in for the log: its write settles when the gate opens; failNext refuses the next hook
-  const gated: EventSink = {
+  // a durable log standing in for the history: its write settles when the gate opens; failNext refuses the next hook
+  const gated: DurableLog = {
     name: 'gated',
-    durable: true,
     write: async (events) => {
       await held;
       return { written: events.length, retained: 0, lost: 0 };
@@ -81,7 +80,8 @@ function daemon(dir: string, maxBodyBytes = 1024 * 1024, seen?: Set<string>) {
   const { app, spool } = createHookApp({
     policy,
     identity,
-    sinks: [memory, gated],
+    durable: [memory, gated],
+    consumers: [],
     log: silentLogger,
     maxBodyBytes,
     spool: { dir, ...(seen ? { seen } : {}) },

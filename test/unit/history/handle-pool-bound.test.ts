@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { MAX_OPEN_FILES, MIN_OPEN_FILES, parseOpenFileLimit, poolBound } from '../../../src/history/fd-limit.js';
 import { JsonlHistorySink } from '../../../src/history/jsonl-history-sink.js';
 import { tempDir } from '../../support/processes.js';
-import { eventMaker } from '../sinks/sink-events.js';
+import { eventMaker } from './sink-events.js';
 
 const ev = eventMaker('b');
 

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { JsonlHistorySink } from '../../../src/history/jsonl-history-sink.js';
 import { tempDir } from '../../support/processes.js';
-import { eventMaker } from '../sinks/sink-events.js';
+import { eventMaker } from './sink-events.js';
 
 const ev = eventMaker('m');
 const ids = (file: string) =>

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { JsonlHistorySink } from '../../../src/history/jsonl-history-sink.js';
 import { tempDir } from '../../support/processes.js';
 import { recordingLog } from './recording-log.js';
-import { eventMaker } from '../sinks/sink-events.js';
+import { eventMaker } from './sink-events.js';
 
 /** a uid that is not this process's (the tests run as root, which may chown to it) */
 const OTHER_UID = 65534;

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { JsonlHistorySink } from '../../../src/history/jsonl-history-sink.js';
 import { tempDir, waitFor } from '../../support/processes.js';
 import { recordingLog } from './recording-log.js';
-import { eventMaker } from '../sinks/sink-events.js';
+import { eventMaker } from './sink-events.js';
 
 const ev = eventMaker('f');
 

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import type { AepEvent } from '../../../src/aep/event.js';
 import { MAX_OPEN_FILES } from '../../../src/history/handle-pool.js';
 import { JsonlHistorySink } from '../../../src/history/jsonl-history-sink.js';
-import type { WriteOutcome } from '../../../src/sinks/sink.js';
+import type { WriteOutcome } from '../../../src/bus/durable-log.js';
 import { FaultyDisk } from '../../support/faulty-fs.js';
 import { tempDir, waitFor } from '../../support/processes.js';
 import { recordingLog } from './recording-log.js';

@@ -205,7 +205,7 @@ describe('secrets in identifier-shaped fields never leave, at the default captur
       agent: 'hermes',
       version: 'test',
     });
-    const d = inProcessDaemon({ sinks: [sink] });
+    const d = inProcessDaemon({ consumers: [sink] });
     for (const e of plantedSession(SECRETS[name])) expect((await d.app.inject({ method: 'POST', url: '/hook', payload: e })).statusCode).toBe(200);
     await sink.flush();
     const records = exporter.getFinishedLogRecords();

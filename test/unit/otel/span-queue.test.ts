@@ -48,7 +48,7 @@ describe('the span queue (OTEL_BSP_MAX_QUEUE_SIZE) behind a stalled exporter', (
     const mirror = new OtelMirror({ config, exporter, sampler: samplerFromEnv({}), version: 'test' });
     mirror.start();
     cleanups.push(() => mirror.shutdown());
-    const d = inProcessDaemon({ stamp: new SpanContextStage(mirror), sinks: [mirror] });
+    const d = inProcessDaemon({ stamp: new SpanContextStage(mirror), consumers: [mirror] });
     cleanups.push(() => d.app.close());
     for (const e of scriptedSession().envelopes) expect((await d.app.inject({ method: 'POST', url: '/hook', payload: e })).statusCode).toBe(200);
     // the batch processor hands its first batch over and waits for it (one export at a time)

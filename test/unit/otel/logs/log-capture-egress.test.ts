@@ -20,7 +20,7 @@ async function exportedBytes(aep: CaptureLevel, ceiling: CaptureLevel, envelopes
     agent: 'hermes',
     version: 'test',
   });
-  const d = inProcessDaemon({ sinks: [sink], policy: { ceiling: aep, categories: { attention: aep }, redact: { home: '/home/dev' }, agent: 'hermes' } });
+  const d = inProcessDaemon({ consumers: [sink], policy: { ceiling: aep, categories: { attention: aep }, redact: { home: '/home/dev' }, agent: 'hermes' } });
   for (const e of envelopes) expect((await d.app.inject({ method: 'POST', url: '/hook', payload: e })).statusCode).toBe(200);
   await sink.flush();
   const records = exporter.getFinishedLogRecords();

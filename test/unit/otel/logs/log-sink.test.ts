@@ -36,7 +36,7 @@ async function bridged(traces: boolean) {
     ? new OtelMirror({ config: loadOtelConfig('/nonexistent', {}), exporter: new InMemorySpanExporter(), sampler: samplerFromEnv({}), version: 'test' })
     : undefined;
   if (mirror) cleanups.push(() => mirror.shutdown());
-  const d = inProcessDaemon({ ...(mirror ? { stamp: new SpanContextStage(mirror) } : {}), sinks: [...(mirror ? [mirror] : []), sink] });
+  const d = inProcessDaemon({ ...(mirror ? { stamp: new SpanContextStage(mirror) } : {}), consumers: [...(mirror ? [mirror] : []), sink] });
   cleanups.push(() => d.app.close());
   for (const e of scriptedSession().envelopes) {
     const r = await d.app.inject({ method: 'POST', url: '/hook', payload: e });
@@ -113,12 +113,12 @@ describe('bounded, and every record not delivered counted', () => {
     const held = new HeldExporter();
     const sink = logSink(held, { OTEL_BLRP_MAX_QUEUE_SIZE: '2' });
     sink.start();
-    sink.write(events);
+    sink.consume(events);
     // two wait (for the SDK to load), eight refused
     expect(sink.stats()).toMatchObject({ records_dropped_queue_full: 8, records_queued: 2 });
     await waitFor('the first batch at the exporter', () => (held.calls.length === 1 ? true : undefined));
     // the exporter holds 2: the processor's buffer is empty again, so two more are taken
-    sink.write(events);
+    sink.consume(events);
     expect(sink.stats()).toMatchObject({ records_dropped_queue_full: 16, records_queued: 2 });
     held.release(true);
     await waitFor('the second batch at the exporter', () => (held.calls.length === 1 ? true : undefined));
@@ -144,7 +144,7 @@ describe('bounded, and every record not delivered counted', () => {
     const sink = logSink(held, { OTEL_BLRP_MAX_EXPORT_BATCH_SIZE: '1' }, log);
     sink.start();
     for (const ev of events.slice(0, 3)) {
-      sink.write([ev]);
+      sink.consume([ev]);
       await waitFor('a batch at the exporter', () => (held.calls.length === 1 ? true : undefined));
       held.release(false);
     }
@@ -152,7 +152,7 @@ describe('bounded, and every record not delivered counted', () => {
     expect(sink.health()).toMatchObject({ sink: 'otel-logs', reason: 'otlp log export failed: OTLPExporterError' });
     expect(sink.stats()).toMatchObject({ records_failed: 3, records_dropped: 3, last_error: 'OTLPExporterError' });
     expect(lines.filter((l) => l.level === 'error')).toHaveLength(1);
-    sink.write([events[3]!]);
+    sink.consume([events[3]!]);
     await waitFor('a batch at the exporter', () => (held.calls.length === 1 ? true : undefined));
     held.release(true);
     await sink.flush();
@@ -167,7 +167,7 @@ describe('bounded, and every record not delivered counted', () => {
     const events = (await someEvents()).slice(0, 3);
     const sink = logSink(new InMemoryLogRecordExporter());
     await sink.shutdown();
-    expect(() => sink.write(events)).not.toThrow();
+    expect(() => sink.consume(events)).not.toThrow();
     expect(sink.stats()).toMatchObject({ records_dropped_after_shutdown: 3, records_dropped: 3 });
   });
 
@@ -176,7 +176,7 @@ describe('bounded, and every record not delivered counted', () => {
     const { DeferredLogExporter } = await import('../../../../src/otel/logs/log-exporter.js');
     const sink = logSink(new DeferredLogExporter(() => Promise.reject(Object.assign(new Error('nope'), { code: 'ERR_MODULE_NOT_FOUND' }))));
     sink.start();
-    sink.write(events);
+    sink.consume(events);
     await sink.flush();
     expect(sink.stats()).toMatchObject({ records_failed: 2, records_exported: 0, records_dropped: 2 });
     expect(sink.health()).toMatchObject({ reason: 'otlp log export failed: ERR_MODULE_NOT_FOUND' });

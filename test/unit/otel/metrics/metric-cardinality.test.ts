@@ -67,7 +67,7 @@ const modelCall = (i: number, model = `model-${i}`, response = `${model}-0521`) 
 describe('metric cardinality', () => {
   it('keeps 2,500 distinct tool names to a bounded set of series, the rest under other, nothing lost', async () => {
     const { sink, collect } = meteredSink();
-    sink.write(Array.from({ length: N }, (_, i) => toolCall(`tool_${i}`)));
+    sink.consume(Array.from({ length: N }, (_, i) => toolCall(`tool_${i}`)));
     const m = await collect();
     const calls = m.get('aep.tool.calls');
     expect(calls!.dataPoints.length).toBe(TOOL_CAP + 1);
@@ -82,7 +82,7 @@ describe('metric cardinality', () => {
 
   it('keeps 2,500 distinct models (and providers, servers, ports) to a bounded set of series, the rest under other', async () => {
     const { sink, collect } = meteredSink();
-    sink.write(Array.from({ length: N }, (_, i) => modelCall(i)));
+    sink.consume(Array.from({ length: N }, (_, i) => modelCall(i)));
     const m = await collect();
     const tokens = m.get('gen_ai.client.token.usage');
     const duration = m.get('gen_ai.client.operation.duration');
@@ -109,7 +109,7 @@ describe('metric cardinality', () => {
         const i = batch * (N / 5) + j;
         return modelCall(0, `model-${i % MODEL_CAP}`, `response-${Math.floor(i / MODEL_CAP)}`);
       });
-      sink.write(calls);
+      sink.consume(calls);
       const m = await collect();
       series = m.get('gen_ai.client.operation.duration')!.dataPoints.length;
       expect(series).toBeLessThanOrEqual(SERIES_LIMIT);

@@ -10,7 +10,7 @@ export function meteredDaemon(opts: { env?: Record<string, string>; readings?: D
   const exporter = new InMemoryMetricExporter(AggregationTemporality.CUMULATIVE);
   const config = loadMetricsConfig({ OTEL_METRICS_EXPORTER: 'otlp', OTEL_METRIC_EXPORT_INTERVAL: '3600000', ...opts.env });
   const sink = new MetricsSink({ config, exporter: () => Promise.resolve(exporter), version: 'test', ...(opts.readings ? { readings: opts.readings } : {}) });
-  const d = inProcessDaemon({ sinks: [sink] });
+  const d = inProcessDaemon({ consumers: [sink] });
   const feed = async (envelopes: readonly Envelope[]) => {
     for (const e of envelopes) {
       const r = await d.app.inject({ method: 'POST', url: '/hook', payload: e });

@@ -48,7 +48,7 @@ describe('metrics export health', () => {
     const config = loadMetricsConfig({ OTEL_METRICS_EXPORTER: 'otlp', OTEL_METRIC_EXPORT_INTERVAL: '3600000' });
     const sink = new MetricsSink({ config, exporter: () => Promise.resolve(flaky().exporter), version: 'test' });
     const ev = { type: 'session.started', time: '2026-01-01T00:00:00.000Z', session: 's', id: 'e', agent: 'hermes', data: {} } as never;
-    sink.write(Array.from({ length: 10_005 }, () => ev));
+    sink.consume(Array.from({ length: 10_005 }, () => ev));
     expect(sink.stats()).toMatchObject({ early_queued: 10_000, early_dropped: 5 });
     await sink.start();
     expect(sink.stats()).toMatchObject({ early_queued: 0, early_dropped: 5 });

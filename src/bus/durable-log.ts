@@ -1,7 +1,7 @@
 import type { AepEvent } from '../aep/event.js';
-import type { Degradation } from '../core/health-latch.js';
+import type { Reporting } from './consumer.js';
 
-/** What became of one `write` on a durable sink, when the hook is answered. */
+/** What became of one `write` on a durable log, when the hook is answered. */
 export interface WriteOutcome {
   /** events handed to the operating system */
   readonly written: number;
@@ -10,7 +10,7 @@ export interface WriteOutcome {
    * when the log takes writes again: the hook was processed, so it is answered
    */
   readonly retained: number;
-  /** events given up (counted by the sink) */
+  /** events given up (counted by the log) */
   readonly lost: number;
   /** why some were not written: a code, never content */
   readonly reason?: string;
@@ -18,7 +18,7 @@ export interface WriteOutcome {
   readonly final?: Promise<{ readonly written: number; readonly lost: number }>;
 }
 
-/** How one hook's events are to be written (durable sinks read it; the others ignore it). */
+/** How one hook's events are to be written. */
 export interface WriteOptions {
   /**
    * The spool key the hook's transport will spool it under if it is answered
@@ -33,31 +33,24 @@ export interface WriteOptions {
   readonly hold?: boolean;
 }
 
-/** A consumer of the event stream. `write` never throws into the hook path. */
-export interface EventSink {
+/**
+ * The durable log (the JSONL history): it holds the hook reply. `write`
+ * returns a promise that settles once the events reached the operating
+ * system (or were lost and counted), and never throws into the hook path.
+ */
+export interface DurableLog extends Reporting {
   readonly name: string;
+  write(events: readonly AepEvent[], opts?: WriteOptions): Promise<WriteOutcome>;
   /**
-   * A durable sink (the JSONL log) holds the hook reply: its `write` returns a
-   * promise that settles once the events reached the operating system (or were
-   * lost and counted). Other sinks (the OTel mirror) are never waited on.
-   */
-  readonly durable?: boolean;
-  /** Accept events and return at once; a durable sink returns when they will have settled. */
-  write(events: readonly AepEvent[], opts?: WriteOptions): void | Promise<WriteOutcome>;
-  /**
-   * Durable sinks only: why a new hook cannot be taken now (queue full, the
-   * disk failing), or undefined. A refused hook is not processed at all.
-   * `session`: the hook's session, refused alone when only its own file fails.
+   * Why a new hook cannot be taken now (queue full, the disk failing), or
+   * undefined. A refused hook is not processed at all. `session`: the hook's
+   * session, refused alone when only its own file fails.
    */
   refusal?(session?: string): string | undefined;
   /** Whether this one session alone is refused now (its own file fails) while others are taken; not counted as a refusal. */
   refusesSession?(session: string): boolean;
-  /** Set while the sink cannot do its job: `/healthz` turns `degraded`. */
-  health?(): Degradation | undefined;
   /** Resolve once everything accepted so far is durable (or dropped and counted). */
   flush(): Promise<void>;
   /** Flush and release resources; safe to call twice. */
   shutdown(): Promise<void>;
-  /** Counters for `/healthz`. */
-  stats(): Record<string, number | boolean | string>;
 }

@@ -4,7 +4,7 @@ import type { HookPipeline } from './pipeline.js';
 import { pinoOf, type Logger } from '../core/logger.js';
 import type { EnvelopeRecorder } from './envelope-recorder.js';
 import type { Degradation } from '../core/health-latch.js';
-import { JsonBodyParser, knownDepth } from './json-body.js';
+import { JsonBodyParser, knownDepth } from '../transport/json-body.js';
 import { DEFAULT_MAX_BODY_NODES } from '../config/config.js';
 import type { RequestGuard } from '../transport/request-guard.js';
 import { DROPPED_HEADER, type DropReports } from '../transport/drop-report.js';

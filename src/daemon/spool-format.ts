@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { DEFAULT_MAX_BODY_NODES } from '../config/config.js';
 import { hookEnvelopeSchema, type HookEnvelope } from '../hermes/envelope.js';
-import { BodyRefusal, parseBounded } from './json-body.js';
+import { BodyRefusal, parseBounded } from '../transport/json-body.js';
 import type { ScanLimits } from '../transport/json-scan.js';
 import { MAX_DEPTH } from '../core/limits.js';
 

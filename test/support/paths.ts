@@ -29,4 +29,4 @@ export const CLI = path.join(ROOT, 'dist', 'src', 'cli.js');
 export const SHIM = path.join(ROOT, 'dist', 'src', 'shim', 'hook.cjs');
 
 /** The compiled JSON-parsing worker: in-process tests run from source, so they point the parser here. */
-export const JSON_WORKER = pathToFileURL(path.join(ROOT, 'dist', 'src', 'daemon', 'json-worker.js'));
+export const JSON_WORKER = pathToFileURL(path.join(ROOT, 'dist', 'src', 'transport', 'json-worker.js'));

@@ -1,10 +1,10 @@
 // Bad input whose body is over INLINE_PARSE_MAX_BYTES: parsed on the JSON worker thread, which runs the built
-// module (dist/src/daemon/json-worker.js), so these live in the integration tier (the others: test/unit/daemon/bad-input.test.ts).
+// module (dist/src/transport/json-worker.js), so these live in the integration tier (the others: test/unit/daemon/bad-input.test.ts).
 import { afterEach, describe, expect, it } from 'vitest';
 import { inProcessDaemon } from '../../support/in-process-daemon.js';
 import { MARKER, preToolCallBody } from '../../support/scripted-session.js';
 import { defaultPolicy } from '../../../src/capture/policy.js';
-import { INLINE_PARSE_MAX_BYTES } from '../../../src/daemon/json-body.js';
+import { INLINE_PARSE_MAX_BYTES } from '../../../src/transport/json-body.js';
 
 const post = (d: ReturnType<typeof inProcessDaemon>, payload: string, type = 'application/json') =>
   d.app.inject({ method: 'POST', url: '/hook', payload, headers: { 'content-type': type } });

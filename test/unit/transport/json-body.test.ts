@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { scanJson } from '../../../src/transport/json-scan.js';
-import { BodyRefusal, knownDepth, parseBounded } from '../../../src/daemon/json-body.js';
+import { BodyRefusal, knownDepth, parseBounded } from '../../../src/transport/json-body.js';
 import { nestsDeeperThan } from '../../../src/daemon/server.js';
-import { Assembler, splitValue } from '../../../src/daemon/json-parts.js';
+import { Assembler, splitValue } from '../../../src/transport/json-parts.js';
 
 const limits = { maxNodes: 1_000_000, maxDepth: 64 };
 const bytes = (s: string) => Buffer.from(s, 'utf8');

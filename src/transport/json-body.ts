@@ -1,5 +1,5 @@
 import { Worker } from 'node:worker_threads';
-import { scanJson, type ScanLimits } from '../transport/json-scan.js';
+import { scanJson, type ScanLimits } from './json-scan.js';
 import type { ErrorCode } from '../core/errors.js';
 import { Assembler, type Part } from './json-parts.js';
 

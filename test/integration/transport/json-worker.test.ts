@@ -1,10 +1,10 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { PassThrough, Readable } from 'node:stream';
-import { JsonBodyParser } from '../../../src/daemon/json-body.js';
+import { JsonBodyParser } from '../../../src/transport/json-body.js';
 import { JSON_WORKER } from '../../support/paths.js';
 
-// The body parser's worker thread runs the built module (dist/src/daemon/json-worker.js): these cases live in the
-// integration tier; the parser's in-process parts stay in test/unit/daemon/json-body.test.ts.
+// The body parser's worker thread runs the built module (dist/src/transport/json-worker.js): these cases live in the
+// integration tier; the parser's in-process parts stay in test/unit/transport/json-body.test.ts.
 
 const bytes = (s: string) => Buffer.from(s, 'utf8');
 

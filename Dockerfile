@@ -16,8 +16,7 @@ COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
 COPY tsconfig*.json ./
 COPY src ./src
-COPY exporters ./exporters
-# runtime code only (src + exporters); the tests are not part of the image
+# runtime code only (src/); the tests are not part of the image
 RUN npx tsc -p tsconfig.build.json
 
 # ---- runtime: production dependencies + compiled output, non-root -------------

@@ -38,21 +38,33 @@ export function daemonDirectories({ config, otel }: Settings): [variable: string
 /** Every setting the daemon reads, checked at once: one ConfigError names every bad variable, the daemon's and the mirror's. */
 export function readSettings(env: NodeJS.ProcessEnv = process.env): Settings {
   const problems: ConfigProblem[] = [];
-  const attempt = <T>(load: () => T): T | undefined => {
-    try {
-      return load();
-    } catch (err) {
-      if (!(err instanceof ConfigError)) throw err;
-      // a variable several signals read (the generic OTLP ones) is named once
-      problems.push(...err.problems.filter((p) => !problems.some((q) => q.variable === p.variable)));
-      return undefined;
+  const named = (variable: string) => problems.some((q) => q.variable === variable);
+  /**
+   * One loader, reporting every bad variable it reads: a schema stops at a bad field before its cross-checks
+   * run, so the loader is asked again without the variables already named (at most once per variable), and
+   * a variable several signals read (the generic OTLP ones) is named once.
+   */
+  const attempt = <T>(load: (e: NodeJS.ProcessEnv) => T): T | undefined => {
+    let e = env;
+    for (;;) {
+      try {
+        const value = load(e);
+        return e === env ? value : undefined;
+      } catch (err) {
+        if (!(err instanceof ConfigError)) throw err;
+        const fresh = err.problems.filter((p) => !named(p.variable));
+        problems.push(...fresh);
+        const again = Object.fromEntries(Object.entries(e).filter(([k]) => !err.problems.some((p) => p.variable === k)));
+        if (Object.keys(again).length === Object.keys(e).length) return undefined;
+        e = again;
+      }
     }
   };
-  const config = attempt(() => loadConfig(env));
+  const config = attempt((e) => loadConfig(e));
   // the span file's default lives under the log dir; with a bad AEP_LOG_DIR the mirror's own settings are still checked
-  const otel = attempt(() => loadOtelConfig(config?.historyDir ?? path.resolve('.'), env));
-  const logs = attempt(() => loadLogsConfig(env));
-  const metrics = attempt(() => loadMetricsConfig(env));
+  const otel = attempt((e) => loadOtelConfig(config?.historyDir ?? path.resolve('.'), e));
+  const logs = attempt((e) => loadLogsConfig(e));
+  const metrics = attempt((e) => loadMetricsConfig(e));
   // the price file is read here, once, so a bad one stops the start with the other bad settings
   const file = config?.pricesFile;
   const prices = file !== undefined ? attempt(() => readPriceFile(file)) : undefined;

@@ -129,3 +129,16 @@ describe('every setting the README lists refuses a bad value, naming the variabl
     expect([...shimOnly].sort()).toEqual(['AEP_HOOK_URL', 'AEP_SHIM_TIMEOUT_MS', 'AEP_SPOOL_MAX_BYTES', 'AEP_SPOOL_MAX_FILES']);
   });
 });
+
+describe('bad settings together: one error names each of them', () => {
+  it("a bad generic OTLP variable does not hide a signal's own cross-check (the metrics timeout past its interval)", () => {
+    let err: unknown;
+    try {
+      readSettings({ OTEL_EXPORTER_OTLP_TIMEOUT: '10s', OTEL_METRIC_EXPORT_INTERVAL: '1000', OTEL_METRIC_EXPORT_TIMEOUT: '5000' });
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(ConfigError);
+    expect([...(err as ConfigError).variables].sort()).toEqual(['OTEL_EXPORTER_OTLP_TIMEOUT', 'OTEL_METRIC_EXPORT_TIMEOUT']);
+  });
+});

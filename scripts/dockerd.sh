@@ -14,6 +14,8 @@
 #   DOCKERD_PID=<pid>
 #   DOCKERD_DATA_ROOT=<dir>
 #   DOCKERD_LOG=<file>
+#   DOCKERD_STARTED=yes|no      (start only: no when ours already ran, so a caller
+#                               that did not start it should not stop it)
 #
 # Where things live, and why:
 #   {cache}/dockerd/            pidfile, log, and one data root per storage driver
@@ -176,6 +178,7 @@ cmd_start() {
   if [ -n "$pid" ]; then
     log "ours already runs (pid $pid)"
     print_env "$pid"
+    echo "DOCKERD_STARTED=no"
     return
   fi
   others="$(other_dockerds "" | tr '\n' ' ')"
@@ -199,6 +202,7 @@ cmd_start() {
   [ -n "$pid" ] || die "dockerd answers but our pidfile $PIDFILE names no live dockerd"
   log "dockerd pid $pid up in $(( ($(date +%s%N) - t0) / 1000000 ))ms, storage driver $driver, API $(DOCKER_HOST="$DOCKER_HOST_VALUE" "$DOCKER" version --format '{{.Server.APIVersion}}')"
   print_env "$pid"
+  echo "DOCKERD_STARTED=yes"
 }
 
 cmd_env() {
@@ -224,6 +228,6 @@ case "${1:-}" in
   start) cmd_start ;;
   env) cmd_env ;;
   stop) cmd_stop ;;
-  -h|--help|help) sed -n '2,47p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' ;;
+  -h|--help|help) sed -n '2,49p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' ;;
   *) echo "usage: scripts/dockerd.sh start|env|stop" >&2; exit 2 ;;
 esac

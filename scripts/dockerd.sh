@@ -134,6 +134,7 @@ start_with() {
     if ! kill -0 "$pid" 2>/dev/null; then
       log "dockerd exited during start with $driver; last log lines:"
       tail -n 5 "$LOGFILE" | sed 's/^/  /' >&2
+      unmount_ours
       return 1
     fi
     if [ "$(date +%s)" -ge "$deadline" ]; then
@@ -144,6 +145,16 @@ start_with() {
   done
   stop_pid "$pid"
   return 1
+}
+
+# Once our dockerd is gone: unmount what it left mounted under OUR dirs only (a
+# failed overlay2 start leaves its data root bind-mounted; a stopped 20.10 leaves
+# the netns/default mount in its exec root). Deepest first.
+unmount_ours() {
+  local m
+  awk -v a="$EXEC_ROOT/" -v b="$STATE_DIR/" 'index($2, a) == 1 || index($2, b) == 1 { print $2 }' /proc/mounts | sort -r | while read -r m; do
+    umount "$m" 2>/dev/null || log "could not unmount $m (left as is)"
+  done
 }
 
 # stop_pid PID: TERM, wait up to 30 s (dockerd stops its containers first), then KILL.
@@ -159,6 +170,7 @@ stop_pid() {
     fi
     sleep 0.2
   done
+  unmount_ours
   # A KILLed dockerd leaves its own containerd (started under our exec root) behind.
   local cpid
   cpid="$(tr -dc '0-9' 2>/dev/null <"$EXEC_ROOT/containerd/containerd.pid" || true)"

@@ -59,7 +59,9 @@ describe('compose tier groundwork: our engine runs a two-service project offline
     mkdirSync(path.join(rootfs, 'bin'), { recursive: true });
     mkdirSync(path.join(rootfs, 'tmp'));
     chmodSync(path.join(rootfs, 'tmp'), 0o1777);
-    copyFileSync('/bin/busybox', path.join(rootfs, 'bin', 'busybox'));
+    const busybox = process.env.COMPOSE_BUSYBOX;
+    if (!busybox) throw new Error('COMPOSE_BUSYBOX unset: run through `npm run test:compose`');
+    copyFileSync(busybox, path.join(rootfs, 'bin', 'busybox'));
     chmodSync(path.join(rootfs, 'bin', 'busybox'), 0o755);
     for (const applet of APPLETS) symlinkSync('busybox', path.join(rootfs, 'bin', applet));
     const tarball = path.join(dir, 'rootfs.tar');

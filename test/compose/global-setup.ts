@@ -31,12 +31,13 @@ function required(vars: Map<string, string>, key: string, from: string): string 
 /**
  * The compose tier's engine: Debian's docker.io installed if missing (scripts/provision-docker.sh), the
  * Compose plugin built once into the provisioning cache (scripts/provision-compose.sh), and OUR OWN dockerd
- * (scripts/dockerd.sh: own data root, socket and pidfile). The test workers get COMPOSE_DOCKER_HOST and
- * COMPOSE_DOCKER_CONFIG. Teardown stops the dockerd only when this setup started it (never one that was
+ * (scripts/dockerd.sh: own data root, socket and pidfile). The test workers get COMPOSE_DOCKER_HOST,
+ * COMPOSE_DOCKER_CONFIG and COMPOSE_BUSYBOX (a static busybox to make images from). Teardown stops the dockerd only when this setup started it (never one that was
  * already running, and never a dockerd the script did not start: it signals only its own pidfile's pid).
  */
 export default async function setup(): Promise<() => Promise<void>> {
-  await script('provision-docker.sh');
+  const host = await script('provision-docker.sh');
+  process.env.COMPOSE_BUSYBOX = required(host, 'BUSYBOX_STATIC', 'provision-docker.sh');
   const compose = await script('provision-compose.sh');
   const engine = await script('dockerd.sh', ['start']);
   process.env.COMPOSE_DOCKER_HOST = required(engine, 'DOCKER_HOST', 'dockerd.sh start');

@@ -1,5 +1,3 @@
-# syntax=docker/dockerfile:1
-#
 # hermes-aep daemon image.
 #   docker build -t hermes-aep:local .
 #   (or: docker compose up -d --build)

@@ -59,6 +59,17 @@ export default defineConfig({
           fileParallelism: false,
         },
       },
+      {
+        test: {
+          // a real container engine (our own dockerd) and the Compose plugin: `npm run test:compose`, as root
+          name: 'compose',
+          include: ['test/compose/**/*.test.ts'],
+          globalSetup: ['test/compose/global-setup.ts'],
+          testTimeout: 600_000,
+          hookTimeout: 1_800_000,
+          fileParallelism: false,
+        },
+      },
     ],
   },
 });

@@ -42,6 +42,12 @@ describe('the Dockerfile builds from what the tree holds', () => {
     for (const f of found) expect(ignored, `${f} is excluded by .dockerignore`).not.toContain(f.split('/')[0]);
   });
 
+  it('names no BuildKit frontend: a `# syntax=` line makes BuildKit pull a frontend image, so the build would need a registry', () => {
+    // a parser directive is only read before the first instruction or comment, but no such line belongs anywhere
+    const directives = dockerfile.split('\n').filter((l) => /^#\s*syntax\s*=/i.test(l.trim()));
+    expect(directives).toEqual([]);
+  });
+
   it('the build stage copies every root tsconfig.build.json compiles', () => {
     const roots = readJson<{ include: string[] }>('tsconfig.build.json').include.map((g) => g.split('/')[0]!);
     for (const r of new Set(roots)) expect(copySources, `tsconfig.build.json compiles ${r}/`).toContain(r);

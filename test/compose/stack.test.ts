@@ -1,12 +1,10 @@
-import { execFile } from 'node:child_process';
-import { chownSync, copyFileSync, existsSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chownSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { stringify as stringifyYaml } from 'yaml';
 import { keyedSession, postHook } from '../support/hook-client.js';
 import { ROOT } from '../support/paths.js';
 import { tempDir } from '../support/processes.js';
+import { composeImages, dockerEnv, extraCaOverride, parsePs, run, timed, until } from './support.js';
 
 /**
  * The shipped docker-compose.yml, run as a user runs it: `docker compose up -d --build --wait` on our own
@@ -18,45 +16,10 @@ import { tempDir } from '../support/processes.js';
  * The daemon runs as the compose default uid 1000 on a fresh ~/.aep owned by that uid.
  */
 
-const run = promisify(execFile);
 const PROJECT = `haep-stack-${process.pid}`;
 const DAEMON = 'http://127.0.0.1:8393';
 const JAEGER = 'http://127.0.0.1:16686';
-const CA_IMAGE = 'hermes-aep-test/node-extra-ca:local';
 const UID = 1000;
-
-const dockerEnv = (home: string): NodeJS.ProcessEnv => {
-  const host = process.env.COMPOSE_DOCKER_HOST;
-  const config = process.env.COMPOSE_DOCKER_CONFIG;
-  if (!host || !config) throw new Error('COMPOSE_DOCKER_HOST / COMPOSE_DOCKER_CONFIG unset: run through `npm run test:compose`');
-  // HOME: the compose file mounts ${HOME}/.aep/{logs,state/hermes-aep}; the classic builder never pulls a frontend
-  return { ...process.env, HOME: home, DOCKER_HOST: host, DOCKER_CONFIG: config, DOCKER_BUILDKIT: '0', COMPOSE_PROJECT_NAME: PROJECT };
-};
-
-async function timed<T>(label: string, work: () => Promise<T>): Promise<T> {
-  const t0 = Date.now();
-  const out = await work();
-  console.log(`[compose] ${label}: ${Date.now() - t0} ms`);
-  return out;
-}
-
-function parsePs(stdout: string): Array<Record<string, unknown>> {
-  const text = stdout.trim();
-  if (!text) return [];
-  if (text.startsWith('[')) return JSON.parse(text) as Array<Record<string, unknown>>;
-  return text.split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
-}
-
-/** Poll `probe` until it yields a value, or fail with `what` at the deadline. */
-async function until<T>(what: string, probe: () => Promise<T | undefined>, deadlineMs = 60_000): Promise<T> {
-  const end = Date.now() + deadlineMs;
-  for (;;) {
-    const value = await probe().catch(() => undefined);
-    if (value !== undefined) return value;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 250));
-  }
-}
 
 describe('compose stack: the shipped docker-compose.yml on local stand-in images', () => {
   let home = '';
@@ -64,7 +27,7 @@ describe('compose stack: the shipped docker-compose.yml on local stand-in images
   const files: string[] = [];
 
   const docker = async (args: string[], timeout = 15 * 60_000): Promise<string> => {
-    const { stdout } = await run('docker', args, { env: dockerEnv(home), cwd: ROOT, maxBuffer: 64 * 1024 * 1024, timeout });
+    const { stdout } = await run('docker', args, { env: dockerEnv(home, PROJECT), cwd: ROOT, maxBuffer: 64 * 1024 * 1024, timeout });
     return stdout;
   };
   const compose = (args: string[], timeout?: number) => docker(['compose', ...files.flatMap((f) => ['-f', f]), ...args], timeout);
@@ -77,29 +40,10 @@ describe('compose stack: the shipped docker-compose.yml on local stand-in images
       mkdirSync(dir, { recursive: true });
       chownSync(dir, UID, UID);
     }
-    // the real HOME here: the provisioning caches (stand-ins, Go, Node) live under it
-    const imagesEnv = { ...process.env, DOCKER_HOST: dockerEnv(home).DOCKER_HOST };
-    await timed('npm run compose:images', () =>
-      run('bash', [path.join(ROOT, 'scripts', 'compose-images.sh')], { env: imagesEnv, maxBuffer: 16 * 1024 * 1024, timeout: 30 * 60_000 }),
-    );
+    await composeImages();
     files.push(path.join(ROOT, 'docker-compose.yml'), path.join(ROOT, 'test', 'compose', 'compose.offline.yml'));
-
-    const extraCa = process.env.NODE_EXTRA_CA_CERTS;
-    if (extraCa && existsSync(extraCa)) {
-      const ctx = path.join(work, 'node-extra-ca');
-      mkdirSync(ctx);
-      copyFileSync(extraCa, path.join(ctx, 'extra-ca.pem'));
-      const nodeImage = /^ARG NODE_IMAGE=(\S+)$/m.exec((await run('cat', [path.join(ROOT, 'Dockerfile')])).stdout)?.[1];
-      if (!nodeImage) throw new Error('Dockerfile has no ARG NODE_IMAGE=');
-      writeFileSync(
-        path.join(ctx, 'Dockerfile'),
-        `FROM ${nodeImage}\nCOPY extra-ca.pem /usr/local/share/hermes-aep-test/extra-ca.pem\nENV NODE_EXTRA_CA_CERTS=/usr/local/share/hermes-aep-test/extra-ca.pem\n`,
-      );
-      await docker(['build', '--quiet', '--network', 'none', '-t', CA_IMAGE, ctx]);
-      const caOverride = path.join(work, 'compose.extra-ca.yml');
-      writeFileSync(caOverride, stringifyYaml({ services: { 'hermes-aep': { build: { args: { NODE_IMAGE: CA_IMAGE } } } } }));
-      files.push(caOverride);
-    }
+    const ca = await extraCaOverride(work, ['hermes-aep'], docker);
+    if (ca) files.push(ca);
     // a stack left over by an interrupted run of this project name
     await compose(['down', '-v', '--remove-orphans']).catch(() => undefined);
   });

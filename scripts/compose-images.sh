@@ -87,11 +87,16 @@ JAEGER_VERSION="$(sed -n 's/^JAEGER_VERSION="\(.*\)"$/\1/p' "$SCRIPT_DIR/provisi
 JAEGER_MODULE_VERSION="$(sed -n 's/^JAEGER_MODULE_VERSION="\(.*\)"$/\1/p' "$SCRIPT_DIR/provision-otel.sh")"
 PROMETHEUS_VERSION="$(sed -n 's/^PROMETHEUS_VERSION="\(.*\)"$/\1/p' "$SCRIPT_DIR/provision-otel.sh")"
 PROMETHEUS_MODULE_VERSION="$(sed -n 's/^PROMETHEUS_MODULE_VERSION="\(.*\)"$/\1/p' "$SCRIPT_DIR/provision-otel.sh")"
-GOMODCACHE="$(go env GOMODCACHE)"
-JAEGER_SRC="$GOMODCACHE/github.com/jaegertracing/jaeger@$JAEGER_MODULE_VERSION"
-PROMETHEUS_SRC="$GOMODCACHE/github.com/prometheus/prometheus@$PROMETHEUS_MODULE_VERSION"
-[ -f "$JAEGER_SRC/cmd/jaeger/sampling-strategies.json" ] || die "missing $JAEGER_SRC (provision-otel.sh downloads it)"
-[ -f "$PROMETHEUS_SRC/documentation/examples/prometheus.yml" ] || die "missing $PROMETHEUS_SRC (provision-otel.sh downloads it)"
+# The module sources the images take files from (sampling strategies, the example
+# config, LICENSE/NOTICE): already in the module cache after provision-otel.sh's
+# build; downloaded from the Go module proxy when that cache was cleaned.
+module_dir() {
+  GOTOOLCHAIN=local GOFLAGS= go mod download -json "$1" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p'
+}
+JAEGER_SRC="$(module_dir "github.com/jaegertracing/jaeger@$JAEGER_MODULE_VERSION")"
+PROMETHEUS_SRC="$(module_dir "github.com/prometheus/prometheus@$PROMETHEUS_MODULE_VERSION")"
+[ -f "$JAEGER_SRC/cmd/jaeger/sampling-strategies.json" ] || die "no jaeger $JAEGER_MODULE_VERSION module source from go mod download"
+[ -f "$PROMETHEUS_SRC/documentation/examples/prometheus.yml" ] || die "no prometheus $PROMETHEUS_MODULE_VERSION module source from go mod download"
 
 BUSYBOX="$(bash "$SCRIPT_DIR/provision-docker.sh" | sed -n 's/^BUSYBOX_STATIC=//p')"
 [ -x "$BUSYBOX" ] || die "provision-docker.sh printed no BUSYBOX_STATIC"
@@ -253,7 +258,7 @@ build_node() {
   local name=$NODE_IMAGE key tar t0 ctx r pkgs debian_key
   [ -x "$NODE_PKG/bin/node" ] || die "missing $NODE_PKG/bin/node (scripts/provision-node.sh $NODE_VERSION)"
   debian_key="$(docker image inspect --format "{{ index .Config.Labels \"$LABEL.key\" }}" debian:bookworm-slim)"
-  key="$NODE_VERSION-$({ sha256sum "$NODE_PKG/bin/node"; echo "npm $NPM_VERSION corepack $COREPACK_VERSION yarn $YARN_VERSION base $debian_key"; node_entrypoint; node_dockerfile; declare -f node_rootfs; } | sha8)"
+  key="$NODE_VERSION-$({ cat "$NODE_PKG/bin/node" | sha256sum; echo "npm $NPM_VERSION corepack $COREPACK_VERSION yarn $YARN_VERSION base $debian_key"; node_entrypoint; node_dockerfile; declare -f node_rootfs; } | sha8)"
   if up_to_date "$name" "$key"; then log "$name cached ($key)"; echo "IMAGE=$name"; return; fi
   tar="$STANDIN_DIR/node-$key.tar"
   if [ ! -s "$tar" ]; then
@@ -354,7 +359,7 @@ EOF
 }
 build_collector() {
   local name="otel/opentelemetry-collector-contrib:$OTELCOL_VERSION" key ctx r
-  key="$OTELCOL_VERSION-$({ sha256sum "$OTELCOL"; ca_bundle; collector_config; collector_dockerfile; } | sha8)"
+  key="$OTELCOL_VERSION-$({ cat "$OTELCOL" | sha256sum; ca_bundle; collector_config; collector_dockerfile; } | sha8)"
   if up_to_date "$name" "$key"; then log "$name cached ($key)"; echo "IMAGE=$name"; return; fi
   ctx="$WORK/collector" r="$WORK/collector-root"
   mkdir -p "$ctx" "$r/etc/ssl/certs" "$r/etc/otelcol-contrib"
@@ -387,7 +392,7 @@ EOF
 }
 build_jaeger() {
   local name="jaegertracing/jaeger:$JAEGER_VERSION" key ctx r
-  key="$JAEGER_VERSION-$({ sha256sum "$JAEGER" "$BUSYBOX" "$JAEGER_SRC/cmd/jaeger/sampling-strategies.json"; ca_bundle; jaeger_dockerfile; declare -f busybox_root; } | sha8)"
+  key="$JAEGER_VERSION-$({ cat "$JAEGER" "$BUSYBOX" "$JAEGER_SRC/cmd/jaeger/sampling-strategies.json" | sha256sum; ca_bundle; jaeger_dockerfile; declare -f busybox_root; } | sha8)"
   if up_to_date "$name" "$key"; then log "$name cached ($key)"; echo "IMAGE=$name"; return; fi
   ctx="$WORK/jaeger" r="$WORK/jaeger-root"
   mkdir -p "$ctx" "$r/cmd/jaeger"
@@ -423,7 +428,7 @@ EOF
 }
 build_prometheus() {
   local name="prom/prometheus:v$PROMETHEUS_VERSION" key ctx r
-  key="$PROMETHEUS_VERSION-$({ sha256sum "$PROMETHEUS" "$BUSYBOX" "$PROMETHEUS_SRC/documentation/examples/prometheus.yml"; prometheus_dockerfile; declare -f busybox_root; } | sha8)"
+  key="$PROMETHEUS_VERSION-$({ cat "$PROMETHEUS" "$BUSYBOX" "$PROMETHEUS_SRC/documentation/examples/prometheus.yml" | sha256sum; prometheus_dockerfile; declare -f busybox_root; } | sha8)"
   if up_to_date "$name" "$key"; then log "$name cached ($key)"; echo "IMAGE=$name"; return; fi
   ctx="$WORK/prometheus" r="$WORK/prometheus-root"
   mkdir -p "$ctx" "$r/etc/prometheus" "$r/prometheus"

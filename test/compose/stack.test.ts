@@ -1,4 +1,4 @@
-import { chownSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { chownSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { keyedSession, postHook } from '../support/hook-client.js';
@@ -20,6 +20,42 @@ const PROJECT = `haep-stack-${process.pid}`;
 const DAEMON = 'http://127.0.0.1:8393';
 const JAEGER = 'http://127.0.0.1:16686';
 const UID = 1000;
+
+/** The legacy query API's trace shape, only the fields these tests read. */
+interface JaegerSpan {
+  spanID: string;
+  operationName: string;
+  references: Array<{ refType: string; spanID: string }>;
+  tags: Array<{ key: string; value: unknown }>;
+}
+interface JaegerTrace {
+  traceID: string;
+  spans: JaegerSpan[];
+}
+
+/** hermes-aep's traces in Jaeger (published query API) that carry `session` in a span tag. */
+async function tracesOf(session: string): Promise<JaegerTrace[]> {
+  const res = await fetch(`${JAEGER}/api/traces?service=hermes-aep&lookback=1h&limit=200`);
+  if (res.status !== 200) return [];
+  const body = (await res.json()) as { data: JaegerTrace[] | null };
+  return (body.data ?? []).filter((t) => t.spans.some((s) => s.tags.some((tag) => String(tag.value).includes(session))));
+}
+
+/** GET /api/traces/{id}: the trace, or the HTTP status when Jaeger does not serve it. */
+async function traceById(id: string): Promise<JaegerTrace | number> {
+  const res = await fetch(`${JAEGER}/api/traces/${id}`);
+  if (res.status !== 200) return res.status;
+  const body = (await res.json()) as { data: JaegerTrace[] | null };
+  return body.data?.[0] ?? 404;
+}
+
+/** Every history line under `logDir` (all sessions' .jsonl files), joined. */
+function historyText(logDir: string): string {
+  return readdirSync(logDir, { recursive: true, encoding: 'utf8' })
+    .filter((f) => f.endsWith('.jsonl'))
+    .map((f) => readFileSync(path.join(logDir, f), 'utf8'))
+    .join('\n');
+}
 
 describe('compose stack: the shipped docker-compose.yml on local stand-in images', () => {
   let home = '';
@@ -111,10 +147,94 @@ describe('compose stack: the shipped docker-compose.yml on local stand-in images
     expect(Array.isArray(body.data)).toBe(true);
   });
 
+  // the user's story (issue 24), on the same `up`: one turn's trace in Jaeger, the refusals, the Badger volume
+  const session = `compose-turn-${process.pid}`;
+  let traceId = '';
+
+  it('a scripted turn posted with the token to the published port becomes a trace in Jaeger (published query API): the run span and its tool span', async () => {
+    // on_session_start, pre_llm_call, pre_tool_call, post_tool_call, on_session_end, on_session_finalize
+    for (const hook of keyedSession(session, 1)) {
+      const reply = await postHook(`${DAEMON}/hook`, false, hook.body, stateDir());
+      expect([hook.key, reply.status]).toEqual([hook.key, 200]);
+    }
+    const t0 = Date.now();
+    const trace = await until(
+      'the turn as a trace in Jaeger',
+      async () => {
+        const found = await tracesOf(session);
+        return found.find(
+          (t) => t.spans.some((s) => s.operationName === 'execute_tool terminal') && t.spans.some((s) => s.operationName === 'invoke_agent hermes'),
+        );
+      },
+      90_000,
+    );
+    console.log(`[compose] turn end to queryable in Jaeger through the stack: ${Date.now() - t0} ms`);
+    const run = trace.spans.find((s) => s.operationName === 'invoke_agent hermes')!;
+    const tool = trace.spans.find((s) => s.operationName === 'execute_tool terminal')!;
+    // the tool span is the run span's child, in the same trace
+    expect(tool.references.filter((r) => r.refType === 'CHILD_OF').map((r) => r.spanID)).toEqual([run.spanID]);
+    expect(tool.tags.find((t) => t.key === 'gen_ai.tool.call.id')?.value).toBe('c0');
+    traceId = trace.traceID;
+  });
+
+  it('a hook without the token is refused 401 and one with a foreign Host 403 forbidden-host; neither reaches the history', async () => {
+    const refused = `compose-refused-${process.pid}`;
+    const [start] = keyedSession(refused, 0);
+    const noToken = await postHook(`${DAEMON}/hook`, false, start!.body, path.join(work, 'no-state-dir'));
+    expect(noToken.status).toBe(401);
+    const foreignHost = await postHook(`${DAEMON}/hook`, false, start!.body, stateDir(), { host: 'attacker.example:8393' });
+    expect(foreignHost.status).toBe(403);
+    expect((JSON.parse(foreignHost.body) as { error: string }).error).toBe('forbidden-host');
+
+    // a hook accepted after both reaches the history; the refused session's never does
+    const marker = `compose-after-refusals-${process.pid}`;
+    const [after] = keyedSession(marker, 0);
+    expect((await postHook(`${DAEMON}/hook`, false, after!.body, stateDir())).status).toBe(200);
+    const logDir = path.join(home, '.aep', 'logs');
+    const text = await until('the accepted hook in the history', async () => {
+      const all = historyText(logDir);
+      return all.includes(marker) ? all : undefined;
+    });
+    expect(text).not.toContain(refused);
+  });
+
+  it('docker compose restart, then down (volumes kept) and up -d --wait: Jaeger still serves the trace from its Badger volume', async () => {
+    expect(traceId).not.toBe('');
+    const before = await traceById(traceId);
+    expect(typeof before).toBe('object');
+    const spanIds = (before as JaegerTrace).spans.map((s) => s.spanID).sort();
+
+    await timed('docker compose restart', () => compose(['restart']));
+    const afterRestart = await until('Jaeger answering after restart', async () => {
+      const t = await traceById(traceId).catch(() => undefined);
+      return typeof t === 'object' ? t : undefined;
+    });
+    expect(afterRestart.spans.map((s) => s.spanID).sort()).toEqual(spanIds);
+
+    await timed('docker compose down (no -v)', () => compose(['down']));
+    await timed('docker compose up -d --wait', () => compose(['up', '-d', '--wait']));
+    const afterUp = await until('Jaeger answering after down and up', async () => {
+      const t = await traceById(traceId).catch(() => undefined);
+      return typeof t === 'object' ? t : undefined;
+    });
+    expect(afterUp.spans.map((s) => s.spanID).sort()).toEqual(spanIds);
+  });
+
   it('down -v removes the containers, the network and the named volumes', async () => {
     await timed('docker compose down -v', () => compose(['down', '-v']));
     const label = `label=com.docker.compose.project=${PROJECT}`;
     expect((await docker(['ps', '-aq', '--filter', label])).trim()).toBe('');
     expect((await docker(['volume', 'ls', '-q', '--filter', label])).trim()).toBe('');
+  });
+
+  it('up -d --wait after down -v: Jaeger starts on a new Badger volume and no longer serves the trace', async () => {
+    expect(traceId).not.toBe('');
+    await timed('docker compose up -d --wait (after down -v)', () => compose(['up', '-d', '--wait']));
+    // a new turn reaches the new Jaeger first, so the pipeline is flowing and the old trace's 404 is Jaeger's answer
+    const next = `compose-turn-after-wipe-${process.pid}`;
+    for (const hook of keyedSession(next, 1)) expect((await postHook(`${DAEMON}/hook`, false, hook.body, stateDir())).status).toBe(200);
+    await until('the new turn in the new Jaeger', async () => ((await tracesOf(next)).length > 0 ? true : undefined), 90_000);
+    expect(await traceById(traceId)).toBe(404);
+    expect(await tracesOf(session)).toEqual([]);
   });
 });

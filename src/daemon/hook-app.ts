@@ -181,11 +181,15 @@ export function createHookApp(o: HookAppOptions): HookApp {
       if (!(spool.draining || spool.stalled) || !isHook(req)) return done();
       void reply.code(errorStatus('spool-draining')).header('retry-after', '1').send(errorBody('spool-draining'));
     });
-    // Live: anything spooled since is ingested before this hook (callback style: no promise when nothing waits).
-    app.addHook('preHandler', (req, _reply, done) => {
+    // Live: anything spooled since is ingested before this hook (callback style: no promise when nothing waits);
+    // if that drain stalls meanwhile, the hook is refused like one that found it stalled (never left to time out).
+    app.addHook('preHandler', (req, reply, done) => {
       const wait = isHook(req) ? spool.beforeLive() : undefined;
       if (!wait) return done();
-      wait.then(() => done(), done);
+      wait.then((how) => {
+        if (how === 'drained') return done();
+        void reply.code(errorStatus('spool-draining')).header('retry-after', '1').send(errorBody('spool-draining'));
+      }, done);
     });
   }
   return { app, bus, pipeline, drift, ...(spool ? { spool } : {}) };

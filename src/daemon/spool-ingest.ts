@@ -184,10 +184,30 @@ export class SpoolIngest {
    * readdir of a near-empty dir); `undefined` when there is nothing to wait for.
    * Parked files (a session whose history file fails) do not make it wait.
    */
-  beforeLive(): Promise<void> | undefined {
+  beforeLive(): Promise<'drained' | 'stalled'> | undefined {
     if (this.phase !== 'live') return undefined;
-    if (this.running) return this.running;
-    return this.pendingUnparked() > 0 ? this.drain() : undefined;
+    const run = this.running ?? (this.pendingUnparked() > 0 ? this.drain() : undefined);
+    if (!run) return undefined;
+    if (this.stalled) return Promise.resolve('stalled');
+    // a drain that stalls (a spooled hook refused, or a live hook's held events awaited, which a full disk can make
+    // last): the live hook is answered at once (503, spooled behind) instead of waiting past its transport's deadline
+    return new Promise((resolve) => {
+      const onStall = () => resolve('stalled');
+      this.stallListeners.add(onStall);
+      const finish = () => {
+        this.stallListeners.delete(onStall);
+        resolve('drained');
+      };
+      run.then(finish, finish);
+    });
+  }
+
+  /** the live hooks waiting in `beforeLive`, told when the drain stalls */
+  private readonly stallListeners = new Set<() => void>();
+
+  private noteStall(): void {
+    for (const f of [...this.stallListeners]) f();
+    this.stallListeners.clear();
   }
 
   /**
@@ -302,6 +322,7 @@ export class SpoolIngest {
       if (!ok) {
         // events that could not be written: their files stay; retry the pass after a backoff
         this.failures++;
+        this.noteStall();
         await sleep(Math.min(5_000, 50 * 2 ** Math.min(this.failures, 7)));
         continue;
       }
@@ -399,6 +420,7 @@ export class SpoolIngest {
   /** Wait for a batch's events to be written; delete the files whose events are. False if any were not (those stay). */
   private async settle(batch: readonly InFlight[]): Promise<boolean> {
     this.waitingForHeld = batch.some((f) => f.waitsForHeld);
+    if (this.waitingForHeld) this.noteStall();
     const results = await Promise.allSettled(batch.map((f) => f.written));
     this.waitingForHeld = false;
     const done = batch.filter((_, i) => results[i]!.status === 'fulfilled');

@@ -42,6 +42,10 @@ missing=()
 [ -n "$(find_dockerd)" ] || missing+=(docker.io)
 [ -x /usr/bin/tini-static ] || missing+=(tini)
 if ! { [ -x /bin/busybox ] && is_static /bin/busybox; }; then missing+=(busybox-static); fi
+# what scripts/compose-images.sh builds the stand-in images with: mmdebstrap (the Debian root filesystem)
+# and Debian's pristine Mozilla CA set (the collector and Jaeger stand-ins' bundle)
+command -v mmdebstrap >/dev/null 2>&1 || missing+=(mmdebstrap)
+[ -d /usr/share/ca-certificates/mozilla ] || missing+=(ca-certificates)
 
 if [ "${#missing[@]}" -gt 0 ]; then
   if [ "$(id -u)" != 0 ]; then

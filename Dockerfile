@@ -25,7 +25,8 @@ ENV NODE_ENV=production \
     AEP_HOST=0.0.0.0 \
     AEP_PORT=8393 \
     AEP_LOG_DIR=/var/lib/hermes-aep/log \
-    AEP_STATE_DIR=/var/lib/hermes-aep/state
+    AEP_STATE_DIR=/var/lib/hermes-aep/state \
+    AEP_START_REFUSED=serve
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --no-audit --no-fund \

@@ -67,6 +67,8 @@ const daemonSettings = z
     AEP_FSYNC_INTERVAL_MS: int(0, HOUR_MS).default(1_000),
     AEP_MAX_SESSIONS: int(1).default(10_000),
     AEP_DEBUG: bool.default(false),
+    // a start refused (a directory of another user, an unreadable token): exit 2, or stay up answering 503 with why (containers)
+    AEP_START_REFUSED: oneOf(['exit', 'serve'] as const).default('exit'),
     AEP_RECORD_DIR: absolutePath.optional(),
     AEP_REPLAY_WINDOW_MS: int(0, 30 * 24 * HOUR_MS).default(HOUR_MS),
     AEP_SNAPSHOT_INTERVAL_MS: int(0, 24 * HOUR_MS).default(30_000),
@@ -133,6 +135,8 @@ const daemonSettings = z
       fsyncIntervalMs: e.AEP_FSYNC_INTERVAL_MS,
       maxSessions: e.AEP_MAX_SESSIONS,
       debug: e.AEP_DEBUG,
+      /** AEP_START_REFUSED=serve: a refused start keeps the TCP port, answering 503 `start-refused` with why (/healthz included) */
+      serveRefusal: e.AEP_START_REFUSED === 'serve',
       replayWindowMs: e.AEP_REPLAY_WINDOW_MS,
       /** how often the start-up snapshot is written (also at shutdown); 0: only at shutdown */
       snapshotIntervalMs: e.AEP_SNAPSHOT_INTERVAL_MS,

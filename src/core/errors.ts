@@ -58,6 +58,11 @@ export const ERRORS = {
   'not-found': { status: 404, where: ['any route'], message: 'no such route' },
   stopping: { status: 503, where: ['/socket'], message: 'the daemon is stopping' },
   internal: { status: 500, where: ['any route'], message: 'the daemon could not process this request' },
+  'start-refused': {
+    status: 503,
+    where: ['any route'],
+    message: 'the daemon refused to start (AEP_START_REFUSED=serve): nothing is recorded; the shim spools hooks until it starts',
+  },
   // WebSocket frames only (AEP-0003 §4, AEP-0004 §4)
   'invalid-frame': { status: 'frame', where: ['frame'], message: 'a frame is a JSON object with a string type' },
   'hello-required': { status: 'frame', where: ['frame'], message: 'the first frame must be hello' },

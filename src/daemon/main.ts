@@ -31,6 +31,7 @@ import { wireConsumer } from '../bus/wire-consumer.js';
 import type { HookPipeline } from './pipeline.js';
 import { EnvelopeRecorder } from './envelope-recorder.js';
 import { ensurePrivateDirs } from './private-dirs.js';
+import { serveRefusal } from './refused-start.js';
 import { RequestGuard } from '../transport/request-guard.js';
 import { DropReports } from '../transport/drop-report.js';
 import { ensureHookToken, HookTokenError } from '../transport/hook-token.js';
@@ -391,8 +392,9 @@ const degradedOf = (relay: RelayLink | undefined): Degradation[] => {
 export async function main(): Promise<void> {
   let log = createDiagnostics(false);
   let daemon: RunningDaemon;
+  let settings: Settings | undefined;
   try {
-    const settings = await loadSettings();
+    settings = await loadSettings();
     log = createDiagnostics(settings.config.debug);
     const old = runtimeWarning(process.versions.node);
     if (old) log.warn(old);
@@ -400,6 +402,8 @@ export async function main(): Promise<void> {
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
     log.error(err.message, { variables: err.variables.join(',') });
+    const port = settings?.config.port;
+    if (settings?.config.serveRefusal && port !== undefined) return stayRefused({ ...settings.config, port }, err, log);
     // now, not when the loop drains: a file system that did not answer may still hold a request open
     process.exit(2);
   }
@@ -414,4 +418,15 @@ export async function main(): Promise<void> {
   };
   process.once('SIGTERM', () => stop('SIGTERM'));
   process.once('SIGINT', () => stop('SIGINT'));
+}
+
+/** AEP_START_REFUSED=serve: keep the TCP port answering 503 with why, until stopped; then exit 2, as a refused start does. */
+async function stayRefused(config: DaemonConfig & { port: number }, refusal: ConfigError, log: Logger): Promise<void> {
+  const refused = await serveRefusal(config, refusal, log).catch((err: unknown) => {
+    log.error('could not serve the refusal', { error: err instanceof Error ? err.message : String(err) });
+    process.exit(2);
+  });
+  const stop = () => void refused.close().finally(() => process.exit(2));
+  process.once('SIGTERM', stop);
+  process.once('SIGINT', stop);
 }

@@ -29,6 +29,7 @@ const BAD: Record<string, [bad: string, rule: string]> = {
   AEP_FSYNC_INTERVAL_MS: ['-1', 'a whole number from 0 to 3600000'],
   AEP_MAX_SESSIONS: ['1.5', 'a whole number of 1 or more'],
   AEP_DEBUG: ['verbose', 'one of 1, true, yes, on, 0, false, no, off'],
+  AEP_START_REFUSED: ['retry', 'one of exit, serve'],
   AEP_REPLAY_WINDOW_MS: ['1h', 'a whole number from 0 to 2592000000'],
   AEP_SNAPSHOT_INTERVAL_MS: ['often', 'a whole number from 0 to 86400000'],
   AEP_RECORD_DIR: ['./recorded', 'an absolute path'],

@@ -62,11 +62,11 @@ describe('compose stack: the shipped docker-compose.yml on local stand-in images
   let work = '';
   const files: string[] = [];
 
-  const docker = async (args: string[], timeout = 15 * 60_000): Promise<string> => {
-    const { stdout } = await run('docker', args, { env: dockerEnv(home, PROJECT), cwd: ROOT, maxBuffer: 64 * 1024 * 1024, timeout });
+  const docker = async (args: string[], timeout = 15 * 60_000, env: NodeJS.ProcessEnv = {}): Promise<string> => {
+    const { stdout } = await run('docker', args, { env: { ...dockerEnv(home, PROJECT), ...env }, cwd: ROOT, maxBuffer: 64 * 1024 * 1024, timeout });
     return stdout;
   };
-  const compose = (args: string[], timeout?: number) => docker(['compose', ...files.flatMap((f) => ['-f', f]), ...args], timeout);
+  const compose = (args: string[], timeout?: number, env?: NodeJS.ProcessEnv) => docker(['compose', ...files.flatMap((f) => ['-f', f]), ...args], timeout, env);
   const stateDir = () => path.join(home, '.aep', 'state', 'hermes-aep');
 
   beforeAll(async () => {
@@ -196,6 +196,29 @@ describe('compose stack: the shipped docker-compose.yml on local stand-in images
       return all.includes(marker) ? all : undefined;
     });
     expect(text).not.toContain(refused);
+  });
+
+  it("a daemon uid that does not own the host's ~/.aep: the container log and /healthz say so (503 start-refused), a hook is refused 503, not dropped; the right uid is healthy again", async () => {
+    const wrong = 1234;
+    const why = `owned by uid ${UID}, not by this user (uid ${wrong})`;
+    // as a user whose uid is not 1000 would run it without HERMES_AEP_UID=$(id -u): here the reverse, same mismatch
+    await timed('up -d hermes-aep as the wrong uid', () =>
+      compose(['up', '-d', 'hermes-aep'], undefined, { HERMES_AEP_UID: String(wrong), HERMES_AEP_GID: String(wrong) }),
+    );
+    const body = await until('/healthz answering start-refused', async () => {
+      const res = await fetch(`${DAEMON}/healthz`);
+      return res.status === 503 ? ((await res.json()) as { error: string; problems: Array<{ variable: string; rule: string }> }) : undefined;
+    });
+    expect(body.error).toBe('start-refused');
+    expect(body.problems.find((p) => p.variable === 'AEP_STATE_DIR')?.rule).toContain(why);
+    expect(await compose(['logs', '--no-color', 'hermes-aep'])).toContain(why);
+
+    const [hook] = keyedSession(`compose-wrong-uid-${process.pid}`, 0);
+    const reply = await postHook(`${DAEMON}/hook`, false, hook!.body, stateDir());
+    expect([reply.status, (JSON.parse(reply.body) as { error: string }).error]).toEqual([503, 'start-refused']);
+
+    await timed('up -d --wait hermes-aep as uid 1000 again', () => compose(['up', '-d', '--wait', 'hermes-aep']));
+    expect((await fetch(`${DAEMON}/healthz`)).status).toBe(200);
   });
 
   it('docker compose restart, then down (volumes kept) and up -d --wait: Jaeger still serves the trace from its Badger volume', async () => {

@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { traceIdFor } from '../../src/otel/ids.js';
 import { postHook } from '../support/hook-client.js';
-import { SENTINEL } from '../support/scripted-session.js';
+import { binomialBounds, counter, historyLines, session, type Session } from '../support/fleet-turns.js';
 import { startDaemonProcess, waitFor, type DaemonProcess } from '../support/processes.js';
 import { startCollector, startJaeger, stopAllServices, type CollectorService, type FoundTrace, type JaegerService } from './support/services.js';
 
@@ -34,108 +34,6 @@ const DECISION_WAIT = '2s';
 const TOKEN = `fleet-e2e-${randomBytes(12).toString('hex')}`;
 const SERVICE = `hermes-aep-fleet-${randomBytes(4).toString('hex')}`;
 const RUN_TAG = randomBytes(3).toString('hex');
-
-type Kind = 'error' | 'denied' | 'approval' | 'plain';
-/** per host: 3 error, 3 denied, 3 approval, 16 plain (64 plain in all: the binomial sample) */
-const kindOf = (i: number): Kind => (['error', 'denied', 'approval'] as const)[i % 10] ?? 'plain';
-
-interface Session {
-  readonly host: number;
-  readonly sid: string;
-  readonly run: string;
-  readonly kind: Kind;
-  readonly traceId: string;
-  readonly bodies: string[];
-}
-
-/** One Hermes session of one turn as the envelopes the shim posts: two tool calls, the second shaped by `kind`. */
-function session(host: number, i: number): Session {
-  const kind = kindOf(i);
-  const sid = `20261201_120000_${RUN_TAG}_h${host}_${String(i).padStart(2, '0')}`;
-  const run = `${sid}:task0:0000f1ee`;
-  const env = (hook: string, extra: Record<string, unknown>, over: Record<string, unknown> = {}) =>
-    JSON.stringify({
-      hook_event_name: hook,
-      tool_name: null,
-      tool_input: null,
-      session_id: sid,
-      cwd: '/w',
-      ...over,
-      extra: { telemetry_schema_version: SENTINEL, ...extra },
-    });
-  const pre = (id: string) => env('pre_tool_call', { turn_id: run, tool_call_id: id }, { tool_name: 'terminal', tool_input: { command: 'make' } });
-  const post = (id: string, extra: Record<string, unknown>) =>
-    env('post_tool_call', { turn_id: run, tool_call_id: id, duration_ms: 3, ...extra }, { tool_name: 'terminal' });
-  const approval = (hook: string, extra: Record<string, unknown>) =>
-    env(
-      hook,
-      { command: 'rm -rf /tmp/x', description: 'recursive delete', pattern_key: 'rm_rf', pattern_keys: ['rm_rf'], session_key: sid, surface: 'cli', ...extra },
-      { session_id: '' },
-    );
-  const bodies = [
-    env('on_session_start', {}),
-    env('pre_llm_call', { turn_id: run, user_message: 'build it' }),
-    pre('c0'),
-    post('c0', { status: 'ok', result: 'ok' }),
-    pre('c1'),
-  ];
-  if (kind === 'error') bodies.push(post('c1', { status: 'error', error_type: 'tool_error', error_message: 'exit 2' }));
-  else if (kind === 'denied') bodies.push(post('c1', { status: 'blocked', error_type: 'plugin_block', error_message: 'blocked' }));
-  else if (kind === 'approval')
-    bodies.push(approval('pre_approval_request', {}), approval('post_approval_response', { choice: 'once' }), post('c1', { status: 'ok', result: 'ok' }));
-  else bodies.push(post('c1', { status: 'ok', result: 'ok' }));
-  bodies.push(env('on_session_end', { turn_id: run, completed: true, interrupted: false }), env('on_session_finalize', {}));
-  return { host, sid, run, kind, traceId: traceIdFor(sid, run), bodies };
-}
-
-/** every event line under `dir` (any depth), raw */
-function historyLines(dir: string): string[] {
-  const out: string[] = [];
-  const walk = (d: string) => {
-    let names: string[];
-    try {
-      names = readdirSync(d);
-    } catch {
-      return;
-    }
-    for (const n of names) {
-      const p = path.join(d, n);
-      if (statSync(p).isDirectory()) walk(p);
-      else if (n.endsWith('.jsonl')) for (const line of readFileSync(p, 'utf8').split('\n')) if (line) out.push(line);
-    }
-  };
-  walk(dir);
-  return out;
-}
-
-/** Sum of a Prometheus counter's samples whose labels include every `want` pair. */
-function counter(text: string, name: string, want: Record<string, string> = {}): number {
-  let sum = 0;
-  for (const line of text.split('\n')) {
-    if (!line.startsWith(`${name}{`) && !line.startsWith(`${name} `)) continue;
-    const labels = /\{([^}]*)\}/.exec(line)?.[1] ?? '';
-    if (Object.entries(want).every(([k, v]) => labels.includes(`${k}="${v}"`))) sum += Number(line.slice(line.lastIndexOf(' ') + 1));
-  }
-  return sum;
-}
-
-/** P(X = k) for X ~ Binomial(n, p), in log space (exact enough for n in the hundreds). */
-function binomPmf(n: number, k: number, p: number): number {
-  let logC = 0;
-  for (let j = 1; j <= k; j++) logC += Math.log(n - k + j) - Math.log(j);
-  return Math.exp(logC + k * Math.log(p) + (n - k) * Math.log(1 - p));
-}
-
-/** The narrowest [lo, hi] symmetric in tail mass with P(X < lo) + P(X > hi) <= alpha. */
-function binomialBounds(n: number, p: number, alpha: number): [number, number] {
-  let lo = 0;
-  let tail = 0;
-  while (lo < n && tail + binomPmf(n, lo, p) <= alpha / 2) tail += binomPmf(n, lo++, p);
-  let hi = n;
-  tail = 0;
-  while (hi > 0 && tail + binomPmf(n, hi, p) <= alpha / 2) tail += binomPmf(n, hi--, p);
-  return [lo, hi];
-}
 
 const vmKb = (pid: number | undefined, field: 'VmRSS' | 'VmHWM'): number => {
   const m = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
@@ -225,7 +123,7 @@ beforeAll(async () => {
   await Promise.all(
     hosts.map(async (d, h) => {
       for (let i = 0; i < SESSIONS_PER_HOST; i++) {
-        const s = session(h, i);
+        const s = session(RUN_TAG, h, i);
         sessions.push(s);
         for (const body of s.bodies) {
           const r = await postHook(d.hookUrl, false, body, d.stateDir);

@@ -13,7 +13,7 @@ import { CLI, ROOT } from '../support/paths.js';
 import { tempDir } from '../support/processes.js';
 import { readLogs, streamViolations, type Ev } from '../support/stream-invariants.js';
 import { parentsOf, tagOf, tracesOf, type JaegerTrace } from './jaeger-api.js';
-import { composeImages, dockerEnv, extraCaOverride, parsePs, run, timed, until } from './support.js';
+import { composeImages, dockerEnv, parsePs, run, servicesUp, STACK_UP, stackFiles, timed, until } from './support.js';
 
 /**
  * The user's story end to end through the running stack (issue 24): the README's compose steps on the host
@@ -115,9 +115,7 @@ describe('compose: the real Hermes through the shipped stack, from install to Ja
     });
 
     await composeImages();
-    files.push(path.join(ROOT, 'docker-compose.yml'), path.join(ROOT, 'test', 'compose', 'compose.offline.yml'));
-    const ca = await extraCaOverride(work, ['hermes-aep'], docker);
-    if (ca) files.push(ca);
+    files.push(...(await stackFiles(work, docker)));
     await compose(['down', '-v', '--remove-orphans']).catch(() => undefined);
   });
 
@@ -152,13 +150,7 @@ describe('compose: the real Hermes through the shipped stack, from install to Ja
 
   it('docker compose up -d --build --wait: all healthy; the daemon keeps the token install wrote', async () => {
     await timed('up -d --build --wait to all healthy', () => compose(['up', '-d', '--build', '--wait']));
-    const ps = parsePs(await compose(['ps', '--format', 'json']));
-    expect(ps.map((c) => [c.Service, c.State, c.Health || 'no healthcheck']).sort()).toEqual([
-      ['hermes-aep', 'running', 'healthy'],
-      ['jaeger', 'running', 'healthy'],
-      ['otel-collector', 'running', 'no healthcheck'],
-      ['prometheus', 'running', 'healthy'],
-    ]);
+    expect(servicesUp(await compose(['ps', '--format', 'json']))).toEqual(STACK_UP);
     expect(readFileSync(path.join(stateDir(), 'hook-token'), 'utf8').trim()).toBe(token);
   });
 

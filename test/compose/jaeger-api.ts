@@ -21,6 +21,14 @@ export async function tracesOf(session: string): Promise<JaegerTrace[]> {
   return (body.data ?? []).filter((t) => t.spans.some((s) => s.tags.some((tag) => String(tag.value).includes(session))));
 }
 
+/** GET /api/traces/{id}: the trace, or the HTTP status when Jaeger does not serve it. */
+export async function traceById(id: string): Promise<JaegerTrace | number> {
+  const res = await fetch(`${JAEGER}/api/traces/${id}`);
+  if (res.status !== 200) return res.status;
+  const body = (await res.json()) as { data: JaegerTrace[] | null };
+  return body.data?.[0] ?? 404;
+}
+
 /** The ids of the spans a span is CHILD_OF. */
 export const parentsOf = (s: JaegerSpan): string[] => s.references.filter((r) => r.refType === 'CHILD_OF').map((r) => r.spanID);
 

@@ -4,7 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { keyedSession, postHook } from '../support/hook-client.js';
 import { ROOT } from '../support/paths.js';
 import { tempDir } from '../support/processes.js';
-import { composeImages, dockerEnv, extraCaOverride, parsePs, run, timed, until } from './support.js';
+import { JAEGER, traceById, tracesOf, type JaegerTrace } from './jaeger-api.js';
+import { composeImages, dockerEnv, parsePs, run, servicesUp, STACK_UP, stackFiles, timed, until } from './support.js';
 
 /**
  * The shipped docker-compose.yml, run as a user runs it: `docker compose up -d --build --wait` on our own
@@ -18,36 +19,7 @@ import { composeImages, dockerEnv, extraCaOverride, parsePs, run, timed, until }
 
 const PROJECT = `haep-stack-${process.pid}`;
 const DAEMON = 'http://127.0.0.1:8393';
-const JAEGER = 'http://127.0.0.1:16686';
 const UID = 1000;
-
-/** The legacy query API's trace shape, only the fields these tests read. */
-interface JaegerSpan {
-  spanID: string;
-  operationName: string;
-  references: Array<{ refType: string; spanID: string }>;
-  tags: Array<{ key: string; value: unknown }>;
-}
-interface JaegerTrace {
-  traceID: string;
-  spans: JaegerSpan[];
-}
-
-/** hermes-aep's traces in Jaeger (published query API) that carry `session` in a span tag. */
-async function tracesOf(session: string): Promise<JaegerTrace[]> {
-  const res = await fetch(`${JAEGER}/api/traces?service=hermes-aep&lookback=1h&limit=200`);
-  if (res.status !== 200) return [];
-  const body = (await res.json()) as { data: JaegerTrace[] | null };
-  return (body.data ?? []).filter((t) => t.spans.some((s) => s.tags.some((tag) => String(tag.value).includes(session))));
-}
-
-/** GET /api/traces/{id}: the trace, or the HTTP status when Jaeger does not serve it. */
-async function traceById(id: string): Promise<JaegerTrace | number> {
-  const res = await fetch(`${JAEGER}/api/traces/${id}`);
-  if (res.status !== 200) return res.status;
-  const body = (await res.json()) as { data: JaegerTrace[] | null };
-  return body.data?.[0] ?? 404;
-}
 
 /** Every history line under `logDir` (all sessions' .jsonl files), joined. */
 function historyText(logDir: string): string {
@@ -77,9 +49,7 @@ describe('compose stack: the shipped docker-compose.yml on local stand-in images
       chownSync(dir, UID, UID);
     }
     await composeImages();
-    files.push(path.join(ROOT, 'docker-compose.yml'), path.join(ROOT, 'test', 'compose', 'compose.offline.yml'));
-    const ca = await extraCaOverride(work, ['hermes-aep'], docker);
-    if (ca) files.push(ca);
+    files.push(...(await stackFiles(work, docker)));
     // a stack left over by an interrupted run of this project name
     await compose(['down', '-v', '--remove-orphans']).catch(() => undefined);
   });
@@ -94,13 +64,9 @@ describe('compose stack: the shipped docker-compose.yml on local stand-in images
     await compose(['up', '-d', '--build', '--wait']);
     console.log(`[compose] up -d --build --wait to all healthy: ${Date.now() - t0} ms`);
 
-    const ps = parsePs(await compose(['ps', '--format', 'json']));
-    expect(ps.map((c) => [c.Service, c.State, c.Health || 'no healthcheck']).sort()).toEqual([
-      ['hermes-aep', 'running', 'healthy'],
-      ['jaeger', 'running', 'healthy'],
-      ['otel-collector', 'running', 'no healthcheck'],
-      ['prometheus', 'running', 'healthy'],
-    ]);
+    const psOut = await compose(['ps', '--format', 'json']);
+    expect(servicesUp(psOut)).toEqual(STACK_UP);
+    const ps = parsePs(psOut);
     // each service runs the stand-in of its official image, not something else of that name
     for (const image of ['jaegertracing/jaeger', 'otel/opentelemetry-collector-contrib', 'prom/prometheus']) {
       const row = ps.find((c) => String(c.Image).startsWith(`${image}:`));

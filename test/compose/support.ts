@@ -76,3 +76,24 @@ export async function extraCaOverride(work: string, services: string[], docker: 
   writeFileSync(file, stringifyYaml({ services: Object.fromEntries(services.map((s) => [s, build])) }));
   return file;
 }
+
+/** The stack's compose files as the tier runs them: the shipped file, the offline override, the extra-CA override when the host needs one. */
+export async function stackFiles(work: string, docker: (args: string[]) => Promise<string>): Promise<string[]> {
+  const files = [path.join(ROOT, 'docker-compose.yml'), path.join(ROOT, 'test', 'compose', 'compose.offline.yml')];
+  const ca = await extraCaOverride(work, ['hermes-aep'], docker);
+  return ca ? [...files, ca] : files;
+}
+
+/** `docker compose ps` of the whole stack, every service healthy but Grafana (left out) and the collector (no healthcheck). */
+export const STACK_UP = [
+  ['hermes-aep', 'running', 'healthy'],
+  ['jaeger', 'running', 'healthy'],
+  ['otel-collector', 'running', 'no healthcheck'],
+  ['prometheus', 'running', 'healthy'],
+];
+
+/** Service, state and health of each container `docker compose ps --format json` printed, sorted. */
+export const servicesUp = (stdout: string) =>
+  parsePs(stdout)
+    .map((c) => [c.Service, c.State, c.Health || 'no healthcheck'])
+    .sort();

@@ -5,7 +5,7 @@
 #   collector:  OTLP on 127.0.0.1:4317 (gRPC) and 127.0.0.1:4318 (HTTP), the shipped otel-collector.yaml
 # Point the daemon at it:  OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:4318 npm start
 # Spans the daemon wrote to its file while no collector ran ({AEP_LOG_DIR}/otel/spans.jsonl) are replayed into
-# Jaeger at start (the collector's otlpjsonfile receiver).
+# Jaeger at start (the collector's otlp_json_file receiver).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 bins="$(bash "$ROOT/scripts/provision-otel.sh")"

@@ -27,7 +27,7 @@ set -euo pipefail
 # --- pinned versions -------------------------------------------------------
 # Collector release: must equal the version in otel/builder-config.yaml and the
 # otel/opentelemetry-collector-contrib image tag in docker-compose.yml.
-OTELCOL_VERSION="0.145.0"
+OTELCOL_VERSION="0.158.0"
 OCB_MODULE="go.opentelemetry.io/collector/cmd/builder"
 # Jaeger publishes its v2 binary from the same module as v1; the Go module
 # version is the v1 tag, the product / image version is the paired v2 tag

@@ -14,7 +14,7 @@ let serializer: Promise<typeof import('@opentelemetry/otlp-transformer')> | unde
 /**
  * The embedded default when no collector is configured: each export batch is
  * appended as ONE line of OTLP/JSON (an ExportTraceServiceRequest), the format
- * the collector's `otlpjsonfile` receiver replays. One rotation keeps it bounded.
+ * the collector's `otlp_json_file` receiver replays. One rotation keeps it bounded.
  */
 export class FileSpanExporter implements SpanExporter {
   /** one batch appended at a time, in export order (the batch processor bounds how many wait) */

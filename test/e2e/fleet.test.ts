@@ -166,7 +166,7 @@ beforeAll(async () => {
   // every trace decided by exactly one gateway, and Jaeger holds every span the gateways sent
   const decided = async () => {
     let n = 0;
-    for (const g of gateways) n += counter(await g.metrics(), 'otelcol_processor_tail_sampling_global_count_traces_sampled_total');
+    for (const g of gateways) n += counter(await g.metrics(), 'otelcol_processor_tail_sampling_global_count_traces_sampled');
     return n;
   };
   await waitFor('gateways decided every trace', async () => ((await decided()) >= sessions.length ? true : undefined), 60_000, 100);
@@ -177,8 +177,8 @@ beforeAll(async () => {
     'gateways sent what they kept',
     async () => {
       const texts = await Promise.all(gateways.map((g) => g.metrics()));
-      const released = texts.reduce((n, t) => n + counter(t, 'otelcol_processor_incoming_items_total', { processor: 'resource' }), 0);
-      sent = texts.reduce((n, t) => n + counter(t, 'otelcol_exporter_sent_spans_total'), 0);
+      const released = texts.reduce((n, t) => n + counter(t, 'otelcol_processor_incoming_items', { processor: 'resource' }), 0);
+      sent = texts.reduce((n, t) => n + counter(t, 'otelcol_exporter_sent_spans'), 0);
       return released > 0 && sent === released ? true : undefined;
     },
     30_000,
@@ -198,7 +198,7 @@ beforeAll(async () => {
   figures.spans_in_jaeger = sent;
   figures.traces_kept = kept.size;
   figures.traces_per_gateway = await Promise.all(
-    gateways.map(async (g) => counter(await g.metrics(), 'otelcol_processor_tail_sampling_new_trace_id_received_total')),
+    gateways.map(async (g) => counter(await g.metrics(), 'otelcol_processor_tail_sampling_new_trace_id_received')),
   );
 });
 
@@ -303,7 +303,7 @@ describe('fleet figures on this machine', () => {
         },
       ],
     });
-    const before = counter(await g.metrics(), 'otelcol_exporter_sent_spans_total');
+    const before = counter(await g.metrics(), 'otelcol_exporter_sent_spans');
     const bodies = Array.from({ length: TRACES / PER_REQUEST }, (_, i) => JSON.stringify(request(i * PER_REQUEST)));
     const t0 = performance.now();
     let next = 0;
@@ -321,7 +321,7 @@ describe('fleet figures on this machine', () => {
     const total = TRACES * SPANS_PER_TRACE;
     await waitFor(
       'gateway exported the whole burst',
-      async () => (counter(await g.metrics(), 'otelcol_exporter_sent_spans_total') - before >= total ? true : undefined),
+      async () => (counter(await g.metrics(), 'otelcol_exporter_sent_spans') - before >= total ? true : undefined),
       60_000,
       50,
     );

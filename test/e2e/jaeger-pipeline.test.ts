@@ -379,7 +379,7 @@ describe('the default daemon batch delay (OTEL_BSP_SCHEDULE_DELAY unset = 5000 m
 });
 
 describe('the embedded default: a spans file, replayed by the collector', () => {
-  it('with no OTEL_* exporter settings the daemon writes OTLP/JSON to {AEP_LOG_DIR}/otel/spans.jsonl, and otlpjsonfile replays it into Jaeger', async () => {
+  it('with no OTEL_* exporter settings the daemon writes OTLP/JSON to {AEP_LOG_DIR}/otel/spans.jsonl, and otlp_json_file replays it into Jaeger', async () => {
     const script = scriptedSession(uniqueSession());
     // startDaemonProcess pins OTEL_TRACES_EXPORTER=none; an empty value is "not set"
     const d = await daemon(withoutInheritedOtel());

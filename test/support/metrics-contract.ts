@@ -7,7 +7,7 @@
  * expression names must come from here) and the e2e pipeline test (the real
  * collector's scrape must hold what this table predicts).
  *
- * The translation rules, as measured against the 0.145.0 collector
+ * The translation rules, as measured against the 0.158.0 collector
  * (test/e2e/metrics-pipeline.test.ts re-checks them on every run):
  *   - dots in metric and attribute names become underscores;
  *   - a unit in braces (`{token}`, `{run}`, `{USD}`) adds nothing; `s` adds `_seconds`;

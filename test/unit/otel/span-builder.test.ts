@@ -129,7 +129,7 @@ describe('span builder', () => {
     expect(samplerFromEnv({ OTEL_TRACES_SAMPLER: 'always_off' })('0af7651916cd43dd8448eb211c80319c')).toBe(false);
   });
 
-  it('the file exporter writes one OTLP/JSON request per line, replayable by otlpjsonfile', async () => {
+  it('the file exporter writes one OTLP/JSON request per line, replayable by otlp_json_file', async () => {
     const file = path.join(tempDir(), 'otel', 'spans.jsonl');
     const exp = new FileSpanExporter(file);
     const b = new SpanBuilder({ sampler: always, ceiling: 'metadata' });

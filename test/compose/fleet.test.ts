@@ -161,12 +161,12 @@ describe('compose fleet: the shipped deploy/fleet/docker-compose.yml on local st
     };
     await until(
       'the gateways deciding every trace',
-      async () => ((await sum('otelcol_processor_tail_sampling_global_count_traces_sampled_total')) >= sessions.length ? true : undefined),
+      async () => ((await sum('otelcol_processor_tail_sampling_global_count_traces_sampled')) >= sessions.length ? true : undefined),
       120_000,
     );
     const sent = await until('the gateways sending what they kept', async () => {
-      const released = await sum('otelcol_processor_incoming_items_total', { processor: 'resource' });
-      const out = await sum('otelcol_exporter_sent_spans_total');
+      const released = await sum('otelcol_processor_incoming_items', { processor: 'resource' });
+      const out = await sum('otelcol_exporter_sent_spans');
       return released > 0 && out === released ? out : undefined;
     });
     const jaeger = new JaegerQuery('http://127.0.0.1:16686');

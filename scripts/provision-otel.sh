@@ -31,10 +31,10 @@ OTELCOL_VERSION="0.158.0"
 OCB_MODULE="go.opentelemetry.io/collector/cmd/builder"
 # Jaeger publishes its v2 binary from the same module as v1; the Go module
 # version is the v1 tag, the product / image version is the paired v2 tag
-# (v1.76.0 <-> v2.13.0, see CHANGELOG.md in the module).
+# (v1.75.0 <-> v2.12.0, see CHANGELOG.md in the module).
 JAEGER_MODULE="github.com/jaegertracing/jaeger"
-JAEGER_MODULE_VERSION="v1.76.0"
-JAEGER_VERSION="2.13.0"
+JAEGER_MODULE_VERSION="v1.75.0"
+JAEGER_VERSION="2.12.0"
 # Prometheus 3.x publishes its Go module as v0.3MM.P for release v3.MM.P; the
 # image tag in docker-compose.yml is the release (v3.16.0 <-> v0.316.0).
 PROMETHEUS_MODULE="github.com/prometheus/prometheus"

@@ -90,6 +90,13 @@ The words are joined by spaces into one instruction for the session (it must
 accept instructions: AEP_INSTRUCT=1 on the daemon side).
 ${CONTROL_ENV}`;
 
+const DOCTOR_HELP = `
+Reports: the Hermes version (hermes_cli/__init__.py), the hooks its VALID_HOOKS lists that the mapping does not
+know, the known hooks it no longer lists, the hooks it refuses to shell hooks (SHELL_UNSUPPORTED_HOOKS, where
+present), and whether it has outbound webhooks (agent/outbound_webhooks.py). docs/hermes-drift.md says how to read it.
+
+Exit status: 0 no drift (nothing unknown, nothing gone); 1 drift found; 2 no Hermes found, or its hook list unreadable.`;
+
 /** Commander's own usage errors (a missing argument, an unknown option) exit 2 for the control commands, like theirs. */
 const usageExit = (err: { exitCode: number }) => process.exit(err.exitCode === 0 ? 0 : 2);
 
@@ -208,6 +215,20 @@ async function program(): Promise<CommandType> {
     .action(async (o: { dryRun?: boolean; hermesHome?: string }) =>
       (await import('./install/install-cli.js')).runUninstall({ dryRun: Boolean(o.dryRun), hermesHome: o.hermesHome }),
     );
+
+  cli
+    .command('doctor')
+    .description(
+      "read the installed Hermes's hook list (hermes_cli/plugins.py VALID_HOOKS, statically: Hermes is never imported) and report drift against the mapping",
+    )
+    .option('--hermes <path>', 'the hermes executable, its venv, its checkout or site-packages (default: hermes on PATH, then ~/.hermes/hermes-agent)')
+    .allowExcessArguments(false)
+    .addHelpText('after', DOCTOR_HELP)
+    .action(async (o: { hermes?: string }) => {
+      const report = (await import('./install/doctor.js')).doctor(o.hermes);
+      process.stdout.write(`${report.lines.join('\n')}\n`);
+      process.exitCode = report.status;
+    });
 
   const repeat = (v: string, prev: string[] = []) => [...prev, v];
   cli

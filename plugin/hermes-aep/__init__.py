@@ -139,20 +139,48 @@ def gates(args, env):
     return control, instruct, window + HOLD_MARGIN_MS
 
 
+HERMES_DEFAULT_BUDGET_S = 30.0  # plugins.hook_callback_timeout's default where Hermes bounds callbacks (hermes_cli/plugins.py, 0.21.3)
+
+
 def hermes_callback_budget_ms():
     """How long this Hermes lets a plugin callback run before abandoning it, or None: 0.18.2 and 0.19.0 have no bound;
     later releases (hermes_cli/plugins_dispatch.py, `plugins.hook_callback_timeout`, default 30 s) abandon a callback
     past it and BLOCK the tool when it was a pre_tool_call, so a held call must end first. Read from the module that is
-    calling us (never imported here); anything unexpected reads as no bound."""
+    calling us (never imported here). A Hermes that bounds callbacks (it has the resolver, or the dispatch module) but
+    whose bound cannot be read is taken at the default 30 s, never as unbounded; 0 (Hermes's own "no bound") is None."""
+    bounded = "hermes_cli.plugins_dispatch" in sys.modules
     for name in ("hermes_cli.plugins", "hermes_cli.plugins_dispatch"):
         fn = getattr(sys.modules.get(name), "_resolve_hook_callback_timeout", None)
         if callable(fn):
             try:
                 secs = float(fn())
             except Exception:
+                return HERMES_DEFAULT_BUDGET_S * 1000
+            if secs == 0:
                 return None
-            return secs * 1000 if math.isfinite(secs) and secs > 0 else None
-    return None
+            return secs * 1000 if math.isfinite(secs) and secs > 0 else HERMES_DEFAULT_BUDGET_S * 1000
+    return HERMES_DEFAULT_BUDGET_S * 1000 if bounded else None
+
+
+def callback_wait_ms(event, args, env, budget_ms):
+    """How long a callback of `event` may keep Hermes's thread (ms), or None when it never waits (an observation hook:
+    it queues and returns). A held pre_tool_call (control) waits the hold window + 3 s, an instruct pre_llm_call
+    AEP_SHIM_TIMEOUT_MS; under a Hermes that bounds callbacks either ends HERMES_MARGIN_MS before that bound. None too
+    when too little is left to wait for (a pre_tool_call with no more than HOLD_FLOOR_MS)."""
+    if event not in ("pre_tool_call", "pre_llm_call"):
+        return None
+    control, instruct, hold_ms = gates(args, env)
+    if event == "pre_tool_call":
+        if not control:
+            return None
+        wait, floor = hold_ms, HOLD_FLOOR_MS
+    else:
+        if not instruct:
+            return None
+        wait, floor = _env_number("AEP_SHIM_TIMEOUT_MS", 5000, lambda n: n > 0), 0
+    if budget_ms is not None:
+        wait = min(wait, budget_ms - HERMES_MARGIN_MS)
+    return wait if wait > floor else None
 
 
 def resolve(args, env):
@@ -546,15 +574,8 @@ def make_callback(fwd, event):
             log.debug("hermes-aep: a %s hook could not be serialised (%s)", event, type(exc).__name__)
             return None
         try:
-            slot = None
-            if event in ("pre_tool_call", "pre_llm_call"):
-                control, instruct, hold_ms = gates(fwd.args, os.environ)
-                if event == "pre_tool_call" and control:
-                    if fwd.budget_ms is not None:
-                        hold_ms = min(hold_ms, fwd.budget_ms - HERMES_MARGIN_MS)
-                    slot = Slot(hold_ms, True) if hold_ms > HOLD_FLOOR_MS else None
-                elif event == "pre_llm_call" and instruct:
-                    slot = Slot(_timeout_s() * 1000, False)
+            wait_ms = callback_wait_ms(event, fwd.args, os.environ, fwd.budget_ms)
+            slot = None if wait_ms is None else Slot(wait_ms, event == "pre_tool_call")
             if not fwd.put(body, slot) or slot is None:
                 return None  # not gated (never waits), or dropped (fails open)
             if not slot.done.wait(max(0.0, slot.remaining_s())):

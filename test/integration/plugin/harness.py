@@ -90,7 +90,7 @@ def fire(i, call, kwargs):
 
 for i, call in enumerate(spec["calls"]):
     if call.get("exec"):
-        exec(call["exec"], {"logging": logging})
+        exec(call["exec"], {"logging": logging, "mod": mod, "fwd": fwd})
     kwargs = {k: value(v) for k, v in call["kwargs"].items()}
     if call.get("background"):
         with queued:

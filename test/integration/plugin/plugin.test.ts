@@ -355,7 +355,7 @@ describe('plugin transport: the gates (--control / AEP_HERMES_CONTROL, --instruc
       ['6.0', 4_000], // capped: 6 s - 2 s
       ['600.0', 58_000], // above the hold: no effect
       ['0', 58_000], // 0 disables Hermes's bound
-      ['1/0', 58_000], // a bound that cannot be read: no effect
+      ['1/0', 28_000], // a bound that cannot be read: Hermes's default 30 s, less 2 s
       ['4.0', undefined], // 2 s left: too little to hold, so not held (no header, no wait)
     ] as const) {
       fake = await fakeDaemon((_b, res) => res.end('{}'));

@@ -45,6 +45,11 @@ const isOrigin = (s: string) => {
   }
 };
 
+/** `{AEP_STATE_DIR}/webhook-secret`: the HMAC secret Hermes's outbound webhooks are signed with (install writes it into Hermes's config). */
+export const WEBHOOK_SECRET_FILE = 'webhook-secret';
+/** `{AEP_STATE_DIR}/webhook-deliveries`: the delivery ids accepted within the window (transport/webhook/delivery-ledger.ts). */
+export const WEBHOOK_LEDGER_FILE = 'webhook-deliveries';
+
 /** Every setting the daemon reads, with its default. The README's settings table mirrors this. */
 const daemonSettings = z
   .looseObject({
@@ -71,6 +76,8 @@ const daemonSettings = z
     AEP_START_REFUSED: oneOf(['exit', 'serve'] as const).default('exit'),
     AEP_RECORD_DIR: absolutePath.optional(),
     AEP_REPLAY_WINDOW_MS: int(0, 30 * 24 * HOUR_MS).default(HOUR_MS),
+    // Hermes's outbound webhooks: a delivery whose timestamp is further than this from the daemon's clock is refused
+    AEP_WEBHOOK_WINDOW_S: int(10, 86_400).default(300),
     AEP_SNAPSHOT_INTERVAL_MS: int(0, 24 * HOUR_MS).default(30_000),
     // --- the AEP stream (AEP-0003): embedded endpoint, ingest, relay link ---
     AEP_TOKEN: setting('16 to 512 printable characters without spaces', (raw) => (/^[\x21-\x7e]{16,512}$/.test(raw) ? raw : undefined)).optional(),
@@ -138,6 +145,8 @@ const daemonSettings = z
       /** AEP_START_REFUSED=serve: a refused start keeps the TCP port, answering 503 `start-refused` with why (/healthz included) */
       serveRefusal: e.AEP_START_REFUSED === 'serve',
       replayWindowMs: e.AEP_REPLAY_WINDOW_MS,
+      /** `POST /webhook` (with TCP on): its secret file and its timestamp window */
+      webhook: { secretFile: path.join(stateDir, WEBHOOK_SECRET_FILE), windowMs: e.AEP_WEBHOOK_WINDOW_S * 1000 },
       /** how often the start-up snapshot is written (also at shutdown); 0: only at shutdown */
       snapshotIntervalMs: e.AEP_SNAPSHOT_INTERVAL_MS,
       stream: {

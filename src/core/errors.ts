@@ -18,7 +18,7 @@ import { MAX_DEPTH } from './limits.js';
  * Control acks' nack reasons (aep/payloads.ts `NackReason`) are AEP-0004
  * vocabulary, not daemon errors: they are not here.
  */
-export type ErrorWhere = '/hook' | '/events' | '/stream' | '/socket' | 'frame' | 'any route';
+export type ErrorWhere = '/hook' | '/webhook' | '/events' | '/stream' | '/socket' | 'frame' | 'any route';
 
 export interface ErrorSpec {
   /** the HTTP status it is answered with; `'frame'`: a WebSocket error frame only */
@@ -29,21 +29,34 @@ export interface ErrorSpec {
 
 export const ERRORS = {
   // the hook route (/hook): bodies and headers
-  'invalid-envelope': { status: 400, where: ['/hook'], message: 'not a Hermes hook envelope' },
-  'invalid-json': { status: 400, where: ['/hook'], message: 'body is not valid JSON' },
-  'empty-body': { status: 400, where: ['/hook'], message: 'body is empty' },
-  'too-deep': { status: 400, where: ['/hook'], message: `body nests deeper than ${MAX_DEPTH} levels` },
-  'too-many-nodes': { status: 413, where: ['/hook'], message: 'body holds more JSON values and keys than AEP_MAX_BODY_NODES' },
+  'invalid-envelope': { status: 400, where: ['/hook', '/webhook'], message: 'not a Hermes hook envelope' },
+  'invalid-json': { status: 400, where: ['/hook', '/webhook'], message: 'body is not valid JSON' },
+  'empty-body': { status: 400, where: ['/hook', '/webhook'], message: 'body is empty' },
+  'too-deep': { status: 400, where: ['/hook', '/webhook'], message: `body nests deeper than ${MAX_DEPTH} levels` },
+  'too-many-nodes': { status: 413, where: ['/hook', '/webhook'], message: 'body holds more JSON values and keys than AEP_MAX_BODY_NODES' },
   'bad-drop-report': { status: 400, where: ['/hook'], message: 'the dropped-hooks header must be one decimal count (0..999999999)' },
   'bad-spool-key': { status: 400, where: ['/hook'], message: 'the spool key header must be a spool file key' },
-  'parser-unavailable': { status: 503, where: ['/hook'], message: 'the body could not be parsed now; retry' },
-  busy: { status: 503, where: ['/hook'], message: 'too many large bodies are being read now; nothing of this one was recorded; retry' },
-  'spool-draining': { status: 503, where: ['/hook'], message: 'the daemon is ingesting its spool; the shim spools this hook' },
+  'parser-unavailable': { status: 503, where: ['/hook', '/webhook'], message: 'the body could not be parsed now; retry' },
+  busy: { status: 503, where: ['/hook', '/webhook'], message: 'too many large bodies are being read now; nothing of this one was recorded; retry' },
+  'spool-draining': { status: 503, where: ['/hook', '/webhook'], message: 'the daemon is ingesting its spool; the shim spools this hook' },
+  // Hermes's outbound webhooks (/webhook): the HMAC is this route's authentication
+  'bad-signature': {
+    status: 401,
+    where: ['/webhook'],
+    message: 'X-Hermes-Signature-256 is missing or is not the HMAC-SHA256 of the body under the webhook secret',
+  },
+  'invalid-delivery': { status: 400, where: ['/webhook'], message: 'not a Hermes outbound webhook delivery (delivery_id, timestamp, hook_event_name)' },
+  'delivery-mismatch': { status: 400, where: ['/webhook'], message: 'X-Hermes-Event or X-Hermes-Delivery differs from the signed body' },
+  'stale-delivery': { status: 400, where: ['/webhook'], message: "the delivery's timestamp is outside AEP_WEBHOOK_WINDOW_S of the daemon's clock" },
   // bodies of the hook and ingest routes alike
-  'too-large': { status: 413, where: ['/hook', '/events'], message: 'body exceeds AEP_MAX_BODY_BYTES' },
-  'bad-content-length': { status: 400, where: ['/hook', '/events'], message: 'content-length does not match the body' },
-  'unsupported-media-type': { status: 415, where: ['/hook', '/events'], message: 'content-type must be application/json' },
-  unavailable: { status: 503, where: ['/hook', '/events', 'frame'], message: 'the event log cannot take events now; nothing was recorded; retry later' },
+  'too-large': { status: 413, where: ['/hook', '/webhook', '/events'], message: 'body exceeds AEP_MAX_BODY_BYTES' },
+  'bad-content-length': { status: 400, where: ['/hook', '/webhook', '/events'], message: 'content-length does not match the body' },
+  'unsupported-media-type': { status: 415, where: ['/hook', '/webhook', '/events'], message: 'content-type must be application/json' },
+  unavailable: {
+    status: 503,
+    where: ['/hook', '/webhook', '/events', 'frame'],
+    message: 'the event log cannot take events now; nothing was recorded; retry later',
+  },
   // the stream's ingest (/events)
   'invalid-event': { status: 400, where: ['/events', 'frame'], message: 'an event fails envelope validation' },
   conflict: { status: 409, where: ['/events'], message: "an event names one of this daemon's own sessions, whose positions are assigned here" },

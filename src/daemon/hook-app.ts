@@ -12,7 +12,7 @@ import { HookPipeline } from './pipeline.js';
 import type { PriceSource } from '../usage/price-step.js';
 import { buildServer, type ServerDeps } from './server.js';
 import type { Degradation } from '../core/health-latch.js';
-import type { RequestGuard } from '../transport/request-guard.js';
+import { WEBHOOK_PATH, type RequestGuard } from '../transport/request-guard.js';
 import type { DropReports } from '../transport/drop-report.js';
 import { NeverWritable, SpoolIngest } from './spool-ingest.js';
 import type { ControlTarget } from '../control/control-target.js';
@@ -173,12 +173,19 @@ export function createHookApp(o: HookAppOptions): HookApp {
     }),
   });
   if (spool) {
-    const isHook = (req: FastifyRequest) => req.method === 'POST' && req.routeOptions.url === '/hook';
+    const isWebhook = (req: FastifyRequest) => req.method === 'POST' && req.routeOptions.url === WEBHOOK_PATH;
+    // a webhook delivery waits behind the spool like a hook (Hermes retries its 503 once, 1 s later): counted
+    const webhookStats = o.server?.webhook?.stats;
+    const isHook = (req: FastifyRequest) => (req.method === 'POST' && req.routeOptions.url === '/hook') || isWebhook(req);
+    const refuseDraining = (req: FastifyRequest) => {
+      if (webhookStats && isWebhook(req)) webhookStats.unavailable++;
+    };
     // While the spool drains at start (and once closing), or its drain is stalled (the log refused a
     // spooled hook, or a live hook's held events are awaited), hooks are refused before their body is
     // read: the shim spools them behind the others, so arrival order holds and none waits on the drain.
     app.addHook('onRequest', (req, reply, done) => {
       if (!(spool.draining || spool.stalled) || !isHook(req)) return done();
+      refuseDraining(req);
       void reply.code(errorStatus('spool-draining')).header('retry-after', '1').send(errorBody('spool-draining'));
     });
     // Live: anything spooled since is ingested before this hook (callback style: no promise when nothing waits);
@@ -188,6 +195,7 @@ export function createHookApp(o: HookAppOptions): HookApp {
       if (!wait) return done();
       wait.then((how) => {
         if (how === 'drained') return done();
+        refuseDraining(req);
         void reply.code(errorStatus('spool-draining')).header('retry-after', '1').send(errorBody('spool-draining'));
       }, done);
     });

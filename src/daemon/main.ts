@@ -1,7 +1,6 @@
 import path from 'node:path';
 import { monotonicFactory } from 'ulid';
 import { bufferedPrng } from '../util/buffered-prng.js';
-import type { DaemonConfig } from '../config/config.js';
 import { ConfigError } from '../config/read-env.js';
 import { loadSettings, type Settings } from './settings.js';
 import { createPricer } from '../usage/pricer.js';
@@ -35,6 +34,10 @@ import { serveRefusal } from './refused-start.js';
 import { RequestGuard } from '../transport/request-guard.js';
 import { DropReports } from '../transport/drop-report.js';
 import { ensureHookToken, HookTokenError } from '../transport/hook-token.js';
+import { ensureSecretFile, SecretFileError } from '../transport/secret-file.js';
+import { DeliveryLedger } from '../transport/webhook/delivery-ledger.js';
+import { WebhookStats, type WebhookDeps } from './webhook-route.js';
+import { WEBHOOK_LEDGER_FILE, type DaemonConfig } from '../config/config.js';
 import { openListeners } from '../transport/listeners.js';
 import { prepareSocketPath, SocketInUseError } from '../transport/unix-socket.js';
 import { RelayLink } from '../relay/relay-link.js';
@@ -57,7 +60,7 @@ const LISTEN_GRACE_MS = 3_000;
  * from a dead daemon removed; a live daemon's kept, and this start refused),
  * and, with TCP on, the token every TCP hook must carry (created if missing).
  */
-async function prepareTransport(config: DaemonConfig, log: Logger): Promise<{ guard: RequestGuard; hookToken?: string }> {
+async function prepareTransport(config: DaemonConfig, log: Logger): Promise<{ guard: RequestGuard; hookToken?: string; webhookSecret?: string }> {
   try {
     if (config.socket) {
       const prepared = await prepareSocketPath(config.socket);
@@ -71,15 +74,27 @@ async function prepareTransport(config: DaemonConfig, log: Logger): Promise<{ gu
       if (t.exposed) log.warn('the hook token file is readable by other users; chmod 600 it', { file: config.tokenFile });
       token = t.token;
     }
+    // Hermes's outbound webhooks reach the daemon over TCP only: their secret is made (or read) with TCP on
+    const webhookSecret = config.port !== undefined ? await readWebhookSecret(config.webhook.secretFile, log) : undefined;
     return {
       guard: new RequestGuard({ boundHost: config.host, allowedHosts: config.allowedHosts, ...(token ? { token } : {}) }),
       ...(token ? { hookToken: token } : {}),
+      ...(webhookSecret ? { webhookSecret } : {}),
     };
   } catch (err) {
     if (err instanceof SocketInUseError) throw new ConfigError([{ variable: 'AEP_SOCKET', rule: err.message }]);
     if (err instanceof HookTokenError) throw new ConfigError([{ variable: 'AEP_TOKEN_FILE', rule: err.message }]);
+    if (err instanceof SecretFileError) throw new ConfigError([{ variable: 'AEP_STATE_DIR', rule: err.message }]);
     throw err;
   }
+}
+
+/** `{stateDir}/webhook-secret`, created when missing (the same code as the hook token's); its path is logged, never its content. */
+async function readWebhookSecret(file: string, log: Logger): Promise<string> {
+  const s = await ensureSecretFile(file, 'the webhook secret');
+  if (s.created) log.info('created the webhook secret file', { file });
+  if (s.exposed) log.warn('the webhook secret file is readable by other users; chmod 600 it', { file });
+  return s.secret;
 }
 /** the final snapshot: capture, find the logs' ends, write and fsync (well under a second at 10,000 sessions) */
 const SNAPSHOT_SAVE_MS = 5_000;
@@ -110,6 +125,8 @@ export async function startDaemon(
   await ensurePrivateDirs(config);
   // Before anything touches the state: a daemon already answering on this socket keeps it.
   const transport = await prepareTransport(config, log);
+  // the delivery ids accepted within the window, read back so a replay after a restart is still answered, not processed
+  const webhook = transport.webhookSecret !== undefined ? await webhookDeps(config, transport.webhookSecret) : undefined;
   // the state dir's epoch (a corrupt file refuses the start here); the new one is settled once the history is read back
   const storedEpoch = await readStoredEpoch(config.stateDir);
   const ended = new EndedSessions(config.stateDir);
@@ -263,7 +280,13 @@ export async function startDaemon(
       uptime_s: Math.round((Date.now() - started) / 1000),
       control: config.control.gate,
       capture: { ceiling: config.policy.ceiling, ...config.policy.categories },
-      transport: { socket: config.socket ?? null, tcp: late.tcpUrl ?? null, ...transport.guard.stats(), plugin: dropReports.stats() },
+      transport: {
+        socket: config.socket ?? null,
+        tcp: late.tcpUrl ?? null,
+        ...transport.guard.stats(),
+        plugin: dropReports.stats(),
+        ...(webhook ? { webhook: webhookHealth(webhook) } : {}),
+      },
       snapshot: snapshot.healthz(),
       ...(stream ? { stream: stream.healthz() } : {}),
       ...(relay ? { relay: relay.stats() } : {}),
@@ -272,7 +295,8 @@ export async function startDaemon(
       ...(metrics ? { metrics: metrics.stats() } : {}),
     }),
     spool: { dir: path.join(config.stateDir, 'spool'), seen: spooledSeen },
-    ...(stream ? { server: stream.server, degraded: () => [...stream.degraded(), ...degradedOf(relay)] } : {}),
+    ...(stream || webhook ? { server: { ...stream?.server, ...(webhook ? { webhook } : {}) } } : {}),
+    ...(stream ? { degraded: () => [...stream.degraded(), ...degradedOf(relay)] } : {}),
     // a recorded ack re-emitted: to the hub, then the relay, as the own events go
     control: {
       target: control,
@@ -361,8 +385,21 @@ export async function startDaemon(
         // the log is flushed and nothing else arrives: the snapshot the next start reads
         await snapshot.close();
         await ended.flush();
+        await webhook?.ledger.close();
       })()),
   };
+}
+
+/** `POST /webhook`'s parts: the secret, the window, the delivery ledger (read back from the state dir), the counters. */
+async function webhookDeps(config: DaemonConfig, secret: string): Promise<WebhookDeps> {
+  const ledger = new DeliveryLedger({ file: path.join(config.stateDir, WEBHOOK_LEDGER_FILE), windowMs: config.webhook.windowMs });
+  await ledger.load();
+  return { secret, windowMs: config.webhook.windowMs, ledger, stats: new WebhookStats() };
+}
+
+/** /healthz `transport.webhook`: what the daemon saw of Hermes's deliveries (never the secret). */
+function webhookHealth(w: WebhookDeps): Record<string, number> {
+  return { ...w.stats, dedupe_kept: w.ledger.size, dedupe_evicted: w.ledger.evicted, dedupe_write_failures: w.ledger.writeFailures };
 }
 
 /** The relay link of AEP_RELAY_URL, declaring capture up to the highest level any category may carry. */

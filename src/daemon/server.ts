@@ -17,6 +17,7 @@ import { liveHookOf } from '../control/hook-step.js';
 import { EMPTY_REPLY, type HookReply } from '../control/control-types.js';
 import type { HookOutcome } from './pipeline.js';
 import type { FastifyReply } from 'fastify';
+import { webhookRoute, type WebhookDeps } from './webhook-route.js';
 
 export interface ServerDeps {
   readonly pipeline: HookPipeline;
@@ -39,6 +40,8 @@ export interface ServerDeps {
   readonly stream?: StreamHttpDeps;
   /** the control target, when a control gate is on: holds a gated hook's reply until its card is answered */
   readonly control?: Pick<ControlTarget, 'hold' | 'abandon'>;
+  /** Hermes's outbound webhooks (`POST /webhook`): registered when given (the daemon gives it with TCP on) */
+  readonly webhook?: WebhookDeps;
 }
 
 /**
@@ -212,6 +215,21 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
   });
 
   if (deps.stream) void app.register(streamRoutes(deps.stream));
+  if (deps.webhook)
+    void app.register(
+      webhookRoute({
+        ...deps.webhook,
+        pipeline: deps.pipeline,
+        ...(deps.recorder ? { recorder: deps.recorder } : {}),
+        maxBodyBytes: deps.maxBodyBytes,
+        parse: (raw, length) => json.read(raw, length),
+        refusalOf: (err) => {
+          const code = (err as { code?: string }).code ?? '';
+          return (Object.hasOwn(REFUSALS, code) ? REFUSALS[code] : undefined) ?? (err instanceof SyntaxError ? 'invalid-json' : undefined);
+        },
+        log: deps.log,
+      }),
+    );
 
   app.get('/healthz', async (_req, reply) => {
     const degraded = deps.degraded?.() ?? [];

@@ -57,7 +57,9 @@ export interface GuardOptions {
   readonly allowedHosts?: readonly string[];
   /**
    * The hook token. When set, every request that did not come over the Unix
-   * socket must carry `Authorization: Bearer <token>`, except `GET /healthz`.
+   * socket must carry `Authorization: Bearer <token>`, except `GET /healthz`
+   * and `POST /webhook` (Hermes's outbound webhooks cannot send it: their
+   * HMAC signature is that route's authentication, checked by the route).
    */
   readonly token?: string;
 }
@@ -67,6 +69,9 @@ export interface GuardOptions {
  * stream's own (StreamAuth, AEP_TOKEN); the guard checks only their Host.
  */
 export const STREAM_PATHS: ReadonlySet<string> = new Set(['/events', '/.well-known/aep', '/stream', '/socket']);
+
+/** Hermes's outbound webhooks: signed by HMAC (daemon/webhook-route.ts), so the hook token is not asked for there. */
+export const WEBHOOK_PATH = '/webhook';
 
 const REFUSE_HOST = httpRefusal('forbidden-host');
 const REFUSE_ORIGIN = httpRefusal('forbidden-origin');
@@ -125,7 +130,8 @@ export class RequestGuard {
     }
     if (stream) return undefined;
     const health = (req.method === 'GET' || req.method === 'HEAD') && req.routeOptions.url === '/healthz';
-    if (this.tokenDigest && transportOf(req.raw) !== 'unix' && !health && !this.tokenMatches(req.headers.authorization)) {
+    const webhook = req.method === 'POST' && req.routeOptions.url === WEBHOOK_PATH;
+    if (this.tokenDigest && transportOf(req.raw) !== 'unix' && !health && !webhook && !this.tokenMatches(req.headers.authorization)) {
       this.refused.token++;
       return reply.code(REFUSE_TOKEN.status).header('www-authenticate', 'Bearer').send(REFUSE_TOKEN.body);
     }

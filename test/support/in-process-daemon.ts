@@ -1,3 +1,4 @@
+import type { WebhookDeps } from '../../src/daemon/webhook-route.js';
 import { monotonicFactory } from 'ulid';
 import { defaultPolicy, type CapturePolicy } from '../../src/capture/policy.js';
 import { silentLogger, type Logger } from '../../src/core/logger.js';
@@ -52,6 +53,8 @@ export function inProcessDaemon(
     controlClock?: () => number;
     /** hears what the control target publishes to the stream only (a recorded ack again, a flood's nack) */
     republish?: (w: WireEvent) => void;
+    /** POST /webhook's parts (its secret, window, ledger, counters), as the daemon wires them with TCP on */
+    webhook?: WebhookDeps;
   } = {},
 ) {
   const policy = opts.policy ?? defaultPolicy({ home: '/home/dev' });
@@ -80,6 +83,7 @@ export function inProcessDaemon(
     maxBodyBytes: opts.maxBodyBytes ?? 64 * 1024 * 1024,
     ...(opts.maxBodyNodes !== undefined ? { maxBodyNodes: opts.maxBodyNodes } : {}),
     ...(opts.guard ? { guard: opts.guard } : {}),
+    ...(opts.webhook ? { server: { webhook: opts.webhook } } : {}),
     jsonWorkerUrl: JSON_WORKER,
   });
   return { app, memory, identity, drift, bus, pipeline, ...(control ? { control } : {}) };

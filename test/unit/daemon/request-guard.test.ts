@@ -2,6 +2,11 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { inProcessDaemon } from '../../support/in-process-daemon.js';
 import { hostName, RequestGuard } from '../../../src/transport/request-guard.js';
 import { SENTINEL } from '../../support/scripted-session.js';
+import path from 'node:path';
+import { tempDir } from '../../support/processes.js';
+import { pythonDeliveries } from '../../support/hermes-webhook.js';
+import { DeliveryLedger } from '../../../src/transport/webhook/delivery-ledger.js';
+import { WebhookStats } from '../../../src/daemon/webhook-route.js';
 
 const TOKEN = 'cd'.repeat(32);
 const hook0 = JSON.stringify({ hook_event_name: 'on_session_start', session_id: 's1' });
@@ -70,6 +75,26 @@ describe('the request guard (in process: no listener tag, so the token is always
     expect((await d.app.inject({ method: 'GET', url: '/healthz' })).statusCode).toBe(200);
     expect((await d.app.inject({ method: 'GET', url: '/nope' })).statusCode).toBe(401);
     expect(g.stats()).toEqual({ refused: { host: 0, origin: 0, token: 6 } });
+  });
+
+  it('POST /webhook is exempt from the hook token (its HMAC is its authentication); its Host is still checked, and every other route still needs the token', async () => {
+    const g = new RequestGuard({ token: TOKEN });
+    const dir = tempDir();
+    const ledger = new DeliveryLedger({ file: path.join(dir, 'webhook-deliveries'), windowMs: 300_000 });
+    const stats = new WebhookStats();
+    const d = inProcessDaemon({ guard: g, webhook: { secret: 'ef'.repeat(32), windowMs: 300_000, ledger, stats } });
+    apps.push(d);
+    const [w] = pythonDeliveries([{ envelope: JSON.parse(hook) as Record<string, unknown>, secret: 'ef'.repeat(32) }]);
+    const inject = (method: 'POST' | 'GET', url: string, headers: Record<string, string | number> = {}) =>
+      d.app.inject({ method, url, payload: method === 'POST' ? w!.body : undefined, headers: { ...(method === 'POST' ? w!.headers : {}), ...headers } });
+    expect((await inject('POST', '/webhook')).statusCode).toBe(200);
+    expect(stats.accepted).toBe(1);
+    expect((await inject('POST', '/webhook', { host: 'evil.example' })).statusCode).toBe(403);
+    // the exemption is POST /webhook alone: another method there, or the hook route, without the token → 401
+    expect((await inject('GET', '/webhook')).statusCode).toBe(401);
+    expect((await inject('POST', '/hook')).statusCode).toBe(401);
+    expect((await inject('POST', '/webhooks')).statusCode).toBe(401);
+    expect(g.stats()).toEqual({ refused: { host: 1, origin: 0, token: 3 } });
   });
 });
 

@@ -30,6 +30,7 @@ const BAD: Record<string, [bad: string, rule: string]> = {
   AEP_MAX_SESSIONS: ['1.5', 'a whole number of 1 or more'],
   AEP_DEBUG: ['verbose', 'one of 1, true, yes, on, 0, false, no, off'],
   AEP_START_REFUSED: ['retry', 'one of exit, serve'],
+  AEP_WEBHOOK_WINDOW_S: ['5', 'a whole number from 10 to 86400'],
   AEP_REPLAY_WINDOW_MS: ['1h', 'a whole number from 0 to 2592000000'],
   AEP_SNAPSHOT_INTERVAL_MS: ['often', 'a whole number from 0 to 86400000'],
   AEP_RECORD_DIR: ['./recorded', 'an absolute path'],

@@ -100,8 +100,8 @@ Exit status: 0 no drift (nothing unknown, nothing gone); 1 drift found; 2 no Her
 /** Commander's own usage errors (a missing argument, an unknown option) exit 2 for the control commands, like theirs. */
 const usageExit = (err: { exitCode: number }) => process.exit(err.exitCode === 0 ? 0 : 2);
 
-function transportKind(raw: string): 'shell' | 'plugin' {
-  if (raw !== 'shell' && raw !== 'plugin') throw new Error('--transport takes shell (the default) or plugin');
+function transportKind(raw: string): 'shell' | 'plugin' | 'webhook' {
+  if (raw !== 'shell' && raw !== 'plugin' && raw !== 'webhook') throw new Error('--transport takes shell (the default), plugin or webhook');
   return raw;
 }
 
@@ -120,7 +120,8 @@ type InstallCliOptions = {
   url?: string;
   stateDir?: string;
   hermesHome?: string;
-  transport: 'shell' | 'plugin';
+  hermes?: string;
+  transport: 'shell' | 'plugin' | 'webhook';
   control?: boolean;
   instruct?: boolean;
   /** commander's `--no-model-calls`: true unless given */
@@ -179,9 +180,13 @@ async function program(): Promise<CommandType> {
     .option('--hermes-home <dir>', "Hermes's directory (default HERMES_HOME or ~/.hermes)")
     .option(
       '--transport <kind>',
-      'shell: a shell hook per event, the shim runs out of process (default); plugin: a Hermes plugin forwards the same envelopes from a background thread',
+      "shell: a shell hook per event, the shim runs out of process (default); plugin: a Hermes plugin forwards the same envelopes from a background thread; webhook: Hermes's outbound webhook posts them to the daemon's /webhook (needs TCP: --url or AEP_PORT; the gated hooks stay shell hooks)",
       transportKind,
       'shell',
+    )
+    .option(
+      '--hermes <path>',
+      '--transport webhook: the Hermes to check for outbound webhooks: its executable, venv, checkout or site-packages (default: as doctor finds it)',
     )
     .option('--control', "the operator-deny gate: a pre_tool_call waits for the operator's answer (default AEP_HERMES_CONTROL)")
     .option('--instruct', 'the steering gate: a pre_llm_call reply may add context (default AEP_INSTRUCT)')
@@ -200,6 +205,7 @@ async function program(): Promise<CommandType> {
         url: o.url,
         stateDir: o.stateDir,
         hermesHome: o.hermesHome,
+        hermes: o.hermes,
         control: o.control,
         instruct: o.instruct,
         modelCalls: o.modelCalls,
@@ -295,7 +301,8 @@ async function main(): Promise<void> {
     await (await program()).parseAsync(process.argv);
   } catch (err) {
     process.stderr.write(`hermes-aep ${cmd}: ${(err as Error).message}\n`.replace(/^hermes-aep : /, 'hermes-aep: '));
-    process.exitCode = 1;
+    // a refusal that says the install cannot work here (install --transport webhook) exits 2, every other failure 1
+    process.exitCode = (err as { exitStatus?: unknown }).exitStatus === 2 ? 2 : 1;
   }
 }
 

@@ -1,5 +1,6 @@
 import { isMap, isSeq, type Document, type Node, type Pair, type YAMLMap } from 'yaml';
 import { isOurCommand } from './our-command.js';
+import { isOurOutboundItem, OUTBOUND_KEY } from './outbound-entry.js';
 import { lineOf, lines, lineStartAfter, type Lines } from './text-edits.js';
 import { contentEnd, dashOffset, findPair, keyName, load, marks, range, type Marks } from './yaml-source.js';
 
@@ -30,6 +31,11 @@ export function isOurItem(item: unknown): boolean {
   return isMap(item) && isOurCommand(item.get('command'));
 }
 
+/** How our items are told apart under `hooks.<key>`: a shell hook's command, or (under `outbound`) the webhook entry's name and url. */
+export function oursPredicate(key: string | undefined): (item: unknown) => boolean {
+  return key === OUTBOUND_KEY ? isOurOutboundItem : isOurItem;
+}
+
 interface OursInfo {
   /** per event pair: our items, and whether each is exactly what install writes (all lines marked / a flow item) */
   readonly perPair: { pair: Pair; event: string | undefined; ours: { item: YAMLMap; clean: boolean }[] }[];
@@ -46,10 +52,11 @@ export function oursIn(l: Lines, m: Marks, hooks: YAMLMap): OursInfo {
   const perPair: OursInfo['perPair'] = [];
   for (const pair of hooks.items) {
     const ours: { item: YAMLMap; clean: boolean }[] = [];
+    const isOurs = oursPredicate(keyName(pair));
     if (isSeq(pair.value)) {
       const seq = pair.value;
       for (const item of seq.items) {
-        if (!isOurItem(item)) continue;
+        if (!isOurs(item)) continue;
         let clean = true;
         if (!seq.flow) {
           const [a, b] = itemLines(l, item as Node);
@@ -76,7 +83,7 @@ export function isInstalled(text: string, entry: HookEntry, events: readonly str
   const h = hooksMap(doc);
   if (!h) return false;
   const l = lines(text);
-  const { perPair } = oursIn(l, marks(l), h.map);
+  const perPair = oursIn(l, marks(l), h.map).perPair.filter((p) => p.event !== OUTBOUND_KEY);
   const winners = new Set(events.map((e) => perPair.filter((p) => p.event === e).pop()));
   for (const p of perPair) {
     if (!winners.has(p)) {
@@ -95,5 +102,15 @@ export function ourCommands(text: string): string[] {
   const h = hooksMap(load(text));
   if (!h) return [];
   const l = lines(text);
-  return oursIn(l, marks(l), h.map).perPair.flatMap((p) => p.ours.map((o) => String(o.item.get('command'))));
+  return oursIn(l, marks(l), h.map)
+    .perPair.filter((p) => p.event !== OUTBOUND_KEY)
+    .flatMap((p) => p.ours.map((o) => String(o.item.get('command'))));
+}
+
+/** Our items in `hooks.outbound` (the webhook transport's entry), each with whether all its lines carry MARK. */
+export function ourOutbound(text: string): { item: YAMLMap; clean: boolean }[] {
+  const h = hooksMap(load(text));
+  if (!h) return [];
+  const l = lines(text);
+  return oursIn(l, marks(l), h.map).perPair.flatMap((p) => (p.event === OUTBOUND_KEY ? p.ours : []));
 }

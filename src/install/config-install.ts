@@ -32,19 +32,36 @@ interface Plan {
   readonly inline: TextInsert[];
 }
 
-/** `text` with install's lines for `events` added (nothing of ours may be in it: remove first). */
-export function planInsert(text: string, entry: HookEntry, events: readonly string[], create: boolean): string {
+/** One key install adds an item under in `hooks:` (an event's shell hook, or `outbound`'s webhook entry). */
+export interface HooksItem {
+  readonly key: string;
+  /** the item's lines as a block list item at dash column `dash`, each ending in MARK */
+  block(dash: number): string[];
+  /** the same item in flow style, for a flow list (`key: [...]`) */
+  readonly flow: string;
+}
+
+/** The shell hook's item for each of `events`. */
+export function shellItems(entry: HookEntry, events: readonly string[]): HooksItem[] {
+  return events.map((ev) => ({
+    key: ev,
+    block: (dash: number) => [
+      `${' '.repeat(dash)}- command: ${yamlString(entry.command, false)}  ${MARK}`,
+      `${' '.repeat(dash)}  timeout: ${timeoutFor(entry, ev)}  ${MARK}`,
+    ],
+    flow: `{command: ${yamlString(entry.command, true)}, timeout: ${timeoutFor(entry, ev)}}`,
+  }));
+}
+
+/** `text` with install's lines for `items` added (nothing of ours may be in it: remove first). */
+export function planInsert(text: string, items: readonly HooksItem[], create: boolean): string {
   const doc = load(text);
   const l = lines(text);
   const m = marks(l);
   const plan: Plan = { inserts: [], inline: [] };
   const sp = (n: number) => ' '.repeat(n);
-  const item = (dash: number, ev: string) => [
-    `${sp(dash)}- command: ${yamlString(entry.command, false)}  ${MARK}`,
-    `${sp(dash)}  timeout: ${timeoutFor(entry, ev)}  ${MARK}`,
-  ];
-  const eventBlock = (col: number, ev: string) => [`${sp(col)}${ev}:  ${MARK}`, ...item(col + 2, ev)];
-  const hooksBlock = (col: number) => [`${sp(col)}hooks:  ${MARK}`, ...events.flatMap((ev) => eventBlock(col + 2, ev))];
+  const eventBlock = (col: number, it: HooksItem) => [`${sp(col)}${it.key}:  ${MARK}`, ...it.block(col + 2)];
+  const hooksBlock = (col: number) => [`${sp(col)}hooks:  ${MARK}`, ...items.flatMap((it) => eventBlock(col + 2, it))];
   const shared = referencedAnchors(doc);
   const notShared = (node: unknown, what: string) => {
     const a = (node as { anchor?: string } | null)?.anchor;
@@ -96,7 +113,7 @@ export function planInsert(text: string, entry: HookEntry, events: readonly stri
       const col = columnOf(l, range(pair.key)![0]);
       const r = range(v);
       if (r && r[0] === r[1] && !(v as { anchor?: string }).anchor && !(v as { tag?: string }).tag) {
-        plan.inserts.push({ at: l.starts[kl + 1] ?? text.length, lines: events.flatMap((ev) => eventBlock(col + 2, ev)), order: 0 });
+        plan.inserts.push({ at: l.starts[kl + 1] ?? text.length, lines: items.flatMap((it) => eventBlock(col + 2, it)), order: 0 });
       } else {
         const [a, b] = pairLines(l, pair, 'hooks:');
         replace(a, b, hooksBlock(col));
@@ -111,7 +128,7 @@ export function planInsert(text: string, entry: HookEntry, events: readonly stri
       replace(a, b, hooksBlock(columnOf(l, range(pair.key)![0])));
     } else if (isMap(v)) {
       notShared(v, 'hooks:');
-      planEvents(l, v, plan, events, entry, { item, eventBlock, replace, notShared });
+      planEvents(l, v, plan, items, { eventBlock, replace, notShared });
     } else {
       throw new ConfigRefused('hooks: must be a mapping of event names to lists');
     }
@@ -126,22 +143,22 @@ export function planInsert(text: string, entry: HookEntry, events: readonly stri
 }
 
 interface Builders {
-  item(dash: number, ev: string): string[];
-  eventBlock(col: number, ev: string): string[];
+  eventBlock(col: number, it: HooksItem): string[];
   replace(a: number, b: number, replacement: string[]): void;
   notShared(node: unknown, what: string): void;
 }
 
-function planEvents(l: Lines, hooks: YAMLMap, plan: Plan, events: readonly string[], entry: HookEntry, b: Builders): void {
+function planEvents(l: Lines, hooks: YAMLMap, plan: Plan, items: readonly HooksItem[], b: Builders): void {
   if (hooks.items.some((p) => keyName(p) === '<<'))
     throw new ConfigRefused('hooks: uses a merge key (<<: *...); install cannot tell which events it already defines');
   const col = columnOf(l, range((hooks.items[0] as Pair).key)![0]);
   const end = lineStartAfter(l, contentEnd(hooks));
-  const missing: string[] = [];
-  for (const ev of events) {
+  const missing: HooksItem[] = [];
+  for (const it of items) {
+    const ev = it.key;
     const pair = findPair(hooks, ev);
     if (!pair) {
-      missing.push(ev);
+      missing.push(it);
       continue;
     }
     const what = `hooks.${ev}`;
@@ -153,27 +170,26 @@ function planEvents(l: Lines, hooks: YAMLMap, plan: Plan, events: readonly strin
     if (isNull(v)) {
       const r = range(v);
       if (r && r[0] === r[1] && !(v as { anchor?: string }).anchor && !(v as { tag?: string }).tag) {
-        plan.inserts.push({ at: l.starts[kl + 1] ?? l.text.length, lines: b.item(keyCol + 2, ev), order: 0 });
+        plan.inserts.push({ at: l.starts[kl + 1] ?? l.text.length, lines: it.block(keyCol + 2), order: 0 });
       } else {
         const [a, z] = pairLines(l, pair, what);
-        b.replace(a, z, b.eventBlock(keyCol, ev));
+        b.replace(a, z, b.eventBlock(keyCol, it));
       }
     } else if (isSeq(v) && v.flow) {
-      const items = v.items as Node[];
-      const flowItem = `{command: ${yamlString(entry.command, true)}, timeout: ${timeoutFor(entry, ev)}}`;
-      const last = items[items.length - 1];
-      if (last) plan.inline.push({ at: range(last)![1], text: `, ${flowItem}` });
+      const seqItems = v.items as Node[];
+      const last = seqItems[seqItems.length - 1];
+      if (last) plan.inline.push({ at: range(last)![1], text: `, ${it.flow}` });
       else {
         const start = (v.srcToken as { start?: { offset?: number } } | undefined)?.start?.offset ?? range(v)![0];
-        plan.inline.push({ at: start + 1, text: flowItem });
+        plan.inline.push({ at: start + 1, text: it.flow });
       }
     } else if (isSeq(v)) {
       const first = v.items[0] as Node | undefined;
       const dash = first ? columnOf(l, dashOffset(l.text, range(first)![0])) : keyCol + 2;
-      plan.inserts.push({ at: lineStartAfter(l, contentEnd(v)), lines: b.item(dash, ev), order: 0 });
+      plan.inserts.push({ at: lineStartAfter(l, contentEnd(v)), lines: it.block(dash), order: 0 });
     } else {
-      throw new ConfigRefused(`${what} must be a list of hooks`);
+      throw new ConfigRefused(`${what} must be a list of ${ev === 'outbound' ? 'webhooks' : 'hooks'}`);
     }
   }
-  if (missing.length > 0) plan.inserts.push({ at: end, lines: missing.flatMap((ev) => b.eventBlock(col, ev)), order: 1 });
+  if (missing.length > 0) plan.inserts.push({ at: end, lines: missing.flatMap((it) => b.eventBlock(col, it)), order: 1 });
 }

@@ -1,7 +1,7 @@
 import { isSeq, parseDocument, type Node, type YAMLSeq } from 'yaml';
 import { applyDeletes, lineOf, lines, lineSpans } from './text-edits.js';
 import { ConfigRefused, isNull, load, MARK, marks, range, WAS_PREFIX } from './yaml-source.js';
-import { hooksMap, isOurItem, itemLines, oursIn, type ConfigEdit } from './config-entries.js';
+import { hooksMap, itemLines, oursIn, oursPredicate, type ConfigEdit } from './config-entries.js';
 import { pluginKeysToKeep } from './config-plugin.js';
 
 /**
@@ -25,7 +25,7 @@ export function removeHooks(text: string): ConfigEdit {
       const seq = isSeq(pair.value) ? pair.value : undefined;
       const remaining = seq ? seq.items.length - ours.length : isNull(pair.value) ? 0 : 1;
       if (ours.length > 0) changes.push(`hooks.${event ?? '?'}: remove ${ours.length} hermes-aep entr${ours.length === 1 ? 'y' : 'ies'}`);
-      if (seq?.flow) deletes.push(...flowRemovals(seq));
+      if (seq?.flow) deletes.push(...flowRemovals(seq, oursPredicate(event)));
       else
         for (const { item } of ours) {
           const [a, b] = itemLines(l, item);
@@ -91,7 +91,7 @@ export function removeHooks(text: string): ConfigEdit {
  * Our items in a flow list, each with the separator install added before it
  * (or, first in the list, the one after it).
  */
-function flowRemovals(seq: YAMLSeq): [number, number][] {
+function flowRemovals(seq: YAMLSeq, isOurItem: (item: unknown) => boolean): [number, number][] {
   const items = seq.items as Node[];
   const out: [number, number][] = [];
   let i = 0;

@@ -13,6 +13,7 @@ import { resolveTarget } from './shim-target.js';
 import { packageVersion } from './version.js';
 import { pluginDir, pluginState, removePlugin } from './plugin-copy.js';
 import { runPluginInstall } from './install-plugin.js';
+import { runWebhookInstall } from './install-webhook.js';
 import type { InstallOptions, UninstallOptions } from './install-options.js';
 import { atomicWrite, checkHome, hermesHome, print, readHermesFiles, readText, realTarget, removeCreated, summarize } from './install-io.js';
 
@@ -21,6 +22,7 @@ export type { InstallOptions, UninstallOptions } from './install-options.js';
 /** `hermes-aep install` */
 export async function runInstall(opts: InstallOptions): Promise<void> {
   if (opts.transport === 'plugin') return runPluginInstall(opts);
+  if (opts.transport === 'webhook') return runWebhookInstall(opts);
   const target = resolveTarget(opts);
   const gates = resolveGates(opts);
   // a combination where Hermes would kill the shim before the daemon answers is refused here, before anything is read or written

@@ -8,8 +8,13 @@ export interface InstallOptions extends TargetOptions, GateOptions, ModelCallOpt
   /** `--timeout` as given (every hook's `timeout:`); undefined: the default, and what a held pre_tool_call needs */
   readonly timeout?: number | undefined;
   readonly hermesHome?: string | undefined;
-  /** `shell` (the default): the shim as a shell hook; `plugin`: the in-process forwarder (plugin/hermes-aep/) */
-  readonly transport?: 'shell' | 'plugin' | undefined;
+  /**
+   * `shell` (the default): the shim as a shell hook; `plugin`: the in-process forwarder (plugin/hermes-aep/);
+   * `webhook`: Hermes's own outbound webhook to the daemon's POST /webhook (the gated hooks keep a shell hook)
+   */
+  readonly transport?: 'shell' | 'plugin' | 'webhook' | undefined;
+  /** `--hermes`: where the installed Hermes is (the webhook transport checks it has outbound webhooks); default: as doctor finds it */
+  readonly hermes?: string | undefined;
 }
 
 /** The options of `uninstall`. */

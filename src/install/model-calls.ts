@@ -30,11 +30,16 @@ export function modelCallArgs(opts: ModelCallOptions): string[] {
 }
 
 /** One line for the install report. */
-export function modelCallSummary(opts: ModelCallOptions, transport: 'shell' | 'plugin'): string {
+export function modelCallSummary(opts: ModelCallOptions, transport: 'shell' | 'plugin' | 'webhook'): string {
   if (opts.modelCalls === false) {
-    const how = transport === 'shell' ? `no ${MODEL_CALL_HOOK} hook` : `the plugin does not subscribe to ${MODEL_CALL_HOOK}`;
+    const how =
+      transport === 'shell'
+        ? `no ${MODEL_CALL_HOOK} hook`
+        : transport === 'webhook'
+          ? `${MODEL_CALL_HOOK} is not among the webhook's events`
+          : `the plugin does not subscribe to ${MODEL_CALL_HOOK}`;
     return `  model calls: off (--no-model-calls: ${how}; no model-call spans, tokens or cost)`;
   }
-  const cost = transport === 'shell' ? 'one more hook call, so one more shim start,' : 'one more hook call';
+  const cost = transport === 'shell' ? 'one more hook call, so one more shim start,' : transport === 'webhook' ? 'one more delivery' : 'one more hook call';
   return `  model calls: on (${MODEL_CALL_HOOK}: model-call spans, tokens and cost, for ${cost} per model call; --no-model-calls leaves it out)`;
 }

@@ -47,6 +47,8 @@ export interface HookKeys extends Joins {
   readonly run?: string;
   /** the run its events belong to when it has no turn of its own (the parent's) */
   readonly parentRun?: string;
+  /** the hook's events belong to no run, even when its session has one open (an auxiliary call outside any turn) */
+  readonly outsideRun?: boolean;
 }
 
 /**

@@ -145,7 +145,7 @@ export function stamp(
   seq: number,
   extra: Extra,
 ): AepEvent {
-  const run = isSessionScoped(m.type) ? undefined : 'run' in extra ? extra.run : (keys.run ?? keys.parentRun ?? lane.currentRun);
+  const run = isSessionScoped(m.type) || keys.outsideRun ? undefined : 'run' in extra ? extra.run : (keys.run ?? keys.parentRun ?? lane.currentRun);
   const subject = extra.subject ?? m.subject;
   const capture = levelFor(ctx.policy, m.type);
   // built from one mapped event, so its type and data belong together (TypeScript cannot follow that through the union)

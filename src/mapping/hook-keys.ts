@@ -3,6 +3,7 @@ import type { HookKeys } from '../aep/mapped.js';
 import { CLARIFY_TOOL } from './clarify.js';
 import { compact } from './content.js';
 import { sessionName } from './session-name.js';
+import { isAuxOutsideTurn } from './aux-call.js';
 
 /** The hooks around Hermes's own approval prompt: their payloads carry `session_id: ""` and a `session_key`. */
 const APPROVAL_HOOKS: ReadonlySet<string> = new Set(['pre_approval_request', 'post_approval_response']);
@@ -23,6 +24,7 @@ export function hookKeys(env: HookEnvelope): HookKeys {
     session: sessionName(str(env.session_id)),
     joinSession: approval ? sessionKey : undefined,
     run: str(x.turn_id),
+    outsideRun: isAuxOutsideTurn(env) ? true : undefined,
     parentRun: str(x.parent_turn_id),
     callId: str(x.tool_call_id),
     approval: approval ? { key: approvalKey(sessionKey, str(x.pattern_key)) } : undefined,

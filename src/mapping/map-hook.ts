@@ -2,6 +2,7 @@ import type { HookEnvelope } from '../hermes/envelope.js';
 import type { CapturePolicy } from '../capture/policy.js';
 import { mapApiRequestError } from './api.js';
 import { mapPostApiRequest } from './model-call.js';
+import { mapPostAuxiliaryCall, mapPreAuxiliaryCall } from './aux-call.js';
 import { mapApprovalRequest, mapApprovalResponse } from './approval.js';
 import { CLARIFY_TOOL, mapClarifyOutcome, mapClarifyRequest } from './clarify.js';
 import { mapSubagentStart, mapSubagentStop } from './delegation.js';
@@ -43,6 +44,8 @@ const MAPPERS: Readonly<Record<string, HookMapper>> = {
   post_approval_response: postApproval,
   api_request_error: mapApiRequestError,
   post_api_request: mapPostApiRequest,
+  pre_auxiliary_call: mapPreAuxiliaryCall,
+  post_auxiliary_call: mapPostAuxiliaryCall,
 };
 
 /** The Hermes hook names the mapping knows by name (the rest map through the fallback). */

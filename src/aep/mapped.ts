@@ -70,6 +70,19 @@ export interface HookFacts {
   modelServer(): string | undefined;
   /** the telemetry schema version the hook declared (the drift sentinel), whatever its type; undefined: none */
   schemaVersion(): unknown;
+  /** a streamed model response's moment this hook marks (its start, a text chunk, its end); undefined: none */
+  stream(): StreamMark | undefined;
+}
+
+/**
+ * One moment of a streamed model response: which response (the turn and the
+ * model call's 1-based index in it) and what happened. `text`: a chunk of the
+ * answer's text arrived (the first one is the first token).
+ */
+export interface StreamMark {
+  readonly phase: 'start' | 'text' | 'end';
+  readonly run: string;
+  readonly call: number;
 }
 
 /** One hook, mapped: its keys, its events in order, and what the daemon's steps need of it. */

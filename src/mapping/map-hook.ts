@@ -29,6 +29,9 @@ const postTool: HookMapper = (env, policy) => [
 const preApproval: HookMapper = (env, policy) => (isSmartApproval(env) ? mapSmartReviewRequest : mapApprovalRequest)(env, policy);
 const postApproval: HookMapper = (env, policy) => (isSmartApproval(env) ? mapSmartReviewResponse : mapApprovalResponse)(env, policy);
 
+/** A hook whose moment feeds a daemon step (hook-facts.ts), not the history: no event of its own. */
+const noEvent: HookMapper = () => [];
+
 /** The hook table: one row per mapped Hermes hook. */
 const MAPPERS: Readonly<Record<string, HookMapper>> = {
   pre_tool_call: preTool,
@@ -46,6 +49,10 @@ const MAPPERS: Readonly<Record<string, HookMapper>> = {
   post_api_request: mapPostApiRequest,
   pre_auxiliary_call: mapPreAuxiliaryCall,
   post_auxiliary_call: mapPostAuxiliaryCall,
+  // timed into the model call's first_token_ms (usage/first-token-step.ts); a delta per chunk never reaches the history
+  on_stream_start: noEvent,
+  on_stream_delta: noEvent,
+  on_stream_end: noEvent,
 };
 
 /** The Hermes hook names the mapping knows by name (the rest map through the fallback). */

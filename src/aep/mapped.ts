@@ -49,6 +49,12 @@ export interface HookKeys extends Joins {
   readonly parentRun?: string;
   /** the hook's events belong to no run, even when its session has one open (an auxiliary call outside any turn) */
   readonly outsideRun?: boolean;
+  /**
+   * The session the hook's turn began in, when that is not the hook's own: the vendor rotated the session id mid-turn
+   * (context compression). The mapping then opens the hook's session with a `session.started` naming it as parent;
+   * identity lets that opening through only while the lane has none.
+   */
+  readonly rotatedFrom?: string;
 }
 
 /**

@@ -45,7 +45,10 @@ export function decide(m: KeyedEvent, keys: HookKeys, lane: SessionLane, ctx: De
   const callId = keys.callId;
   const approval = keys.approval !== undefined;
 
-  if (m.type === 'session.ended') {
+  if (m.type === 'session.started' && keys.rotatedFrom !== undefined && lane.startedId !== undefined) {
+    // a rotated session's lineage opening, once: every later hook of the turn would open it again
+    ctx.count('suppressed');
+  } else if (m.type === 'session.ended') {
     // a session never ends with a card its emitter raised still pending, and a
     // resumed session finalized again still closes what it raised since
     for (const card of [...lane.approvals, ...lane.clarify.values()]) {

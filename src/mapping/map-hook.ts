@@ -81,9 +81,15 @@ export function mapHook(env: HookEnvelope, policy: CapturePolicy): MappedEvent[]
  */
 export function readHook(env: HookEnvelope, policy: CapturePolicy): MappedHook {
   const safe = withSafeIdentifiers(env, policy.redact);
+  const keys = hookKeys(safe);
   const events = mapSafe(safe, policy).map((m): KeyedEvent => {
     const ext = hermesExtensions(safe, m.type);
     return ext ? { ...m, ext } : m;
   });
-  return { keys: hookKeys(safe), events, facts: hookFacts(env) };
+  // a session rotated inside its turn opens with its lineage: the session and turn it came from (AEP-0002 session.started parent)
+  const opening: KeyedEvent[] =
+    keys.rotatedFrom !== undefined && keys.run !== undefined
+      ? [{ type: 'session.started', data: { client: { name: 'hermes' }, parent: { session: keys.rotatedFrom, run: keys.run } } }]
+      : [];
+  return { keys, events: [...opening, ...events], facts: hookFacts(env) };
 }

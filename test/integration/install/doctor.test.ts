@@ -12,7 +12,7 @@ import { BASELINE_HOOKS } from '../../../src/hermes/known-hooks.js';
 import { readSetLiteral } from '../../../src/install/valid-hooks.js';
 import { CLI, ROOT } from '../../support/paths.js';
 import { tempDir } from '../../support/processes.js';
-import { hermesTree, HOOKS_0_21_3_NEW, PLUGINS_PY_0_21_3_LAYOUT } from '../../support/hermes-tree.js';
+import { hermesTree, PLUGINS_PY_0_21_3_LAYOUT } from '../../support/hermes-tree.js';
 
 const run = promisify(execFile);
 

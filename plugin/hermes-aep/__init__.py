@@ -13,6 +13,7 @@ format. All logic stays in the daemon. Standard library only; nothing is printed
 
 import atexit
 import http.client
+import importlib.util
 import json
 import logging
 import math
@@ -37,7 +38,17 @@ NO_MODEL_CALLS = "--no-model-calls"
 # the shell transport writes its str() (json default=str), but the daemon never reads extra.assistant_message, only
 # extra.response.assistant_message (Hermes's sanitized copy of the same message), so the plugin drops it: fewer bytes
 # per model call, and no str() of a foreign object on the agent's thread.
-DROPPED = {"post_api_request": ("assistant_message",)}
+DROPPED = {"post_api_request": ("assistant_message",),
+           # the aux call's request (messages, system prompt, body) is content the daemon never reads; a stream's text
+           # too (it times the stream, docs/hermes-drift.md "After 0.19")
+           "post_auxiliary_call": ("request_messages", "system_prompt", "request"),
+           "on_stream_delta": ("delta",), "on_stream_end": ("final_text",)}
+# Hooks of later Hermes builds (issue 25), subscribed only where the running Hermes fires them (newer_hooks): the stream
+# hooks when its VALID_HOOKS lists them, the auxiliary call when it has agent/auxiliary_hooks.py. A plugin, not a shell
+# hook: on_stream_delta fires per chunk, and only its first text chunk per model call is forwarded.
+STREAM_HOOKS = ("on_stream_start", "on_stream_delta", "on_stream_end")
+AUX_CALL_HOOK = "post_auxiliary_call"
+FIRST_TEXT_KEYS_MAX = 1024
 TOP_LEVEL = ("tool_name", "args", "session_id", "parent_session_id")
 QUEUE_MAX = 10000
 IDLE_RECONNECT_S = 2.0  # under the daemon's 5 s keep-alive: never reuse a connection it may be closing
@@ -565,8 +576,35 @@ def await_held(fwd, body, slot, event):
         conn.close()
 
 
+class FirstText:
+    """Which streamed model calls (turn_id, iteration) already sent their first text chunk: bounded, oldest forgotten."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.seen = {}
+
+    def first(self, kwargs):
+        if kwargs.get("kind") != "text":
+            return False
+        key = (str(kwargs.get("turn_id")), str(kwargs.get("iteration")))
+        with self.lock:
+            if key in self.seen:
+                return False
+            self.seen[key] = True
+            if len(self.seen) > FIRST_TEXT_KEYS_MAX:
+                del self.seen[next(iter(self.seen))]
+            return True
+
+
 def make_callback(fwd, event):
+    first_text = FirstText() if event == "on_stream_delta" else None
+
     def callback(**kwargs):
+        try:
+            if first_text is not None and not first_text.first(kwargs):
+                return None  # a reasoning chunk, or a later one: only the first text chunk times the call
+        except Exception:
+            return None
         try:
             body = envelope(event, kwargs)
         except Exception as exc:  # a value even str() cannot render: the hook cannot be forwarded
@@ -591,9 +629,28 @@ def make_callback(fwd, event):
     return callback
 
 
+def newer_hooks():
+    """The later hooks the running Hermes fires (read, never imported: its modules are loaded by the time it loads us)."""
+    out = []
+    try:
+        valid = getattr(sys.modules.get("hermes_cli.plugins"), "VALID_HOOKS", None) or ()
+        out.extend(h for h in STREAM_HOOKS if h in valid)
+    except Exception:
+        pass
+    try:
+        if "agent" in sys.modules and importlib.util.find_spec("agent.auxiliary_hooks") is not None:
+            out.append(AUX_CALL_HOOK)
+    except (ImportError, ValueError, AttributeError):
+        pass
+    return tuple(out)
+
+
 def hooks_for(args):
-    """The hooks to subscribe to: HOOKS, without post_api_request when install wrote --no-model-calls into the args."""
-    return tuple(h for h in HOOKS if not (h == MODEL_CALL_HOOK and NO_MODEL_CALLS in parse_args(args)[1]))
+    """The hooks to subscribe to: HOOKS and the later ones this Hermes fires; --no-model-calls (install's opt-out) leaves
+    out every model-call hook: post_api_request, the auxiliary call, and the stream hooks that time them."""
+    model_calls = (MODEL_CALL_HOOK, AUX_CALL_HOOK) + STREAM_HOOKS
+    hooks = HOOKS + newer_hooks()
+    return tuple(h for h in hooks if not (h in model_calls and NO_MODEL_CALLS in parse_args(args)[1]))
 
 
 def register(ctx):

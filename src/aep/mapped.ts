@@ -47,6 +47,14 @@ export interface HookKeys extends Joins {
   readonly run?: string;
   /** the run its events belong to when it has no turn of its own (the parent's) */
   readonly parentRun?: string;
+  /** the hook's events belong to no run, even when its session has one open (an auxiliary call outside any turn) */
+  readonly outsideRun?: boolean;
+  /**
+   * The session the hook's turn began in, when that is not the hook's own: the vendor rotated the session id mid-turn
+   * (context compression). The mapping then opens the hook's session with a `session.started` naming it as parent;
+   * identity lets that opening through only while the lane has none.
+   */
+  readonly rotatedFrom?: string;
 }
 
 /**
@@ -68,6 +76,19 @@ export interface HookFacts {
   modelServer(): string | undefined;
   /** the telemetry schema version the hook declared (the drift sentinel), whatever its type; undefined: none */
   schemaVersion(): unknown;
+  /** a streamed model response's moment this hook marks (its start, a text chunk, its end); undefined: none */
+  stream(): StreamMark | undefined;
+}
+
+/**
+ * One moment of a streamed model response: which response (the turn and the
+ * model call's 1-based index in it) and what happened. `text`: a chunk of the
+ * answer's text arrived (the first one is the first token).
+ */
+export interface StreamMark {
+  readonly phase: 'start' | 'text' | 'end';
+  readonly run: string;
+  readonly call: number;
 }
 
 /** One hook, mapped: its keys, its events in order, and what the daemon's steps need of it. */

@@ -33,7 +33,11 @@ export type Usage = ModelUsage;
 /** AEP-0002 §5.2 `cost`: emitter-asserted, in one ISO 4217 currency. */
 export type Cost = { readonly currency: string; readonly total?: number; readonly prompt?: number; readonly completion?: number };
 /** What a run's terminal carries of its model calls (summed by identity, src/identity/run-usage.ts). */
-export type RunTotals = Usage & { readonly cost?: Cost };
+export type RunTotals = Usage & {
+  readonly cost?: Cost;
+  /** this project's: how many of the run's model calls reported no usage (the token sums leave them out: a lower bound) */
+  readonly calls_without_usage?: number;
+};
 
 /** One assistant tool call as a model call's output carries it (content: redacted or full). */
 export type ModelToolCall = { readonly id?: string; readonly name?: string; readonly arguments?: unknown };
@@ -58,6 +62,14 @@ export type ModelCallPayload = Usage & {
   readonly message_count?: number;
   readonly assistant_content_chars?: number;
   readonly assistant_tool_call_count?: number;
+  /** an auxiliary call's task (`title_generation`, `compression`, …); absent on a main-loop call */
+  readonly aux_task?: string;
+  /** a failed auxiliary call's error type */
+  readonly error_type?: string;
+  /** the call reported no usage (a streamed or failed auxiliary call): its tokens are unknown, not zero */
+  readonly usage_unknown?: true;
+  /** ms from the call's stream start to its first text (or its end when no text came), as the daemon received them */
+  readonly first_token_ms?: number;
   /** added by the daemon's pricing step when the model's price is known */
   readonly cost?: Cost;
   readonly output_redacted?: ModelOutput;

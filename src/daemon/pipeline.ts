@@ -13,6 +13,7 @@ import type { Emitted } from '../control/control-types.js';
 import { adoptLine } from '../aep/event-line.js';
 import type { WireEvent } from '../aep/wire.js';
 import { priceModelCalls, type PriceSource } from '../usage/price-step.js';
+import { FirstTokenStep } from '../usage/first-token-step.js';
 import { HookCounts } from './hook-counts.js';
 import { RetainedKeys } from './retained-keys.js';
 import type { WriteOptions } from '../bus/durable-log.js';
@@ -91,6 +92,8 @@ export class HookPipeline {
   readonly retainedKeys = new RetainedKeys();
 
   private readonly clock: () => Date;
+  /** stream hooks timed into their model call's first_token_ms */
+  private readonly firstToken = new FirstTokenStep();
   /** settles once everything published so far has settled (its after-durable consumers called) */
   private tail: Promise<unknown> = Promise.resolve();
 
@@ -122,6 +125,8 @@ export class HookPipeline {
     try {
       const now = spooled?.arrival ?? this.clock();
       let mapped = readHook(env, this.o.policy);
+      // a spooled hook's arrival is no stream moment: only live hooks are timed
+      if (!spooled) mapped = this.firstToken.apply(mapped, now.getTime());
       if (this.o.pricer) mapped = priceModelCalls(mapped, this.o.pricer, now);
       if (this.o.control) {
         // a spooled hook was answered long ago: it can drop instructions at a session end, never hold or deliver

@@ -45,7 +45,10 @@ export function decide(m: KeyedEvent, keys: HookKeys, lane: SessionLane, ctx: De
   const callId = keys.callId;
   const approval = keys.approval !== undefined;
 
-  if (m.type === 'session.ended') {
+  if (m.type === 'session.started' && keys.rotatedFrom !== undefined && lane.startedId !== undefined) {
+    // a rotated session's lineage opening, once: every later hook of the turn would open it again
+    ctx.count('suppressed');
+  } else if (m.type === 'session.ended') {
     // a session never ends with a card its emitter raised still pending, and a
     // resumed session finalized again still closes what it raised since
     for (const card of [...lane.approvals, ...lane.clarify.values()]) {
@@ -145,7 +148,7 @@ export function stamp(
   seq: number,
   extra: Extra,
 ): AepEvent {
-  const run = isSessionScoped(m.type) ? undefined : 'run' in extra ? extra.run : (keys.run ?? keys.parentRun ?? lane.currentRun);
+  const run = isSessionScoped(m.type) || keys.outsideRun ? undefined : 'run' in extra ? extra.run : (keys.run ?? keys.parentRun ?? lane.currentRun);
   const subject = extra.subject ?? m.subject;
   const capture = levelFor(ctx.policy, m.type);
   // built from one mapped event, so its type and data belong together (TypeScript cannot follow that through the union)

@@ -14,10 +14,16 @@ export interface RunUsage {
   /** USD; absent once any call of the run had no price (a partial sum would understate it) */
   readonly cost?: { readonly total: number; readonly prompt: number; readonly completion: number };
   readonly unpriced: number;
+  /** calls that reported no usage (`usage_unknown`): their tokens are unknown, so the sums are a lower bound */
+  readonly unmetered?: number;
 }
 
-/** As a snapshot keeps it: [calls, unpriced, usage values in USAGE_KEYS order (null: absent), [total, prompt, completion] | null]. */
-export type RunUsageState = [number, number, (number | null)[], [number, number, number] | null];
+/**
+ * As a snapshot keeps it: [calls, unpriced, usage values in USAGE_KEYS order (null: absent), [total, prompt, completion] | null,
+ * unmetered?] (the fifth only when some call reported no usage, so older snapshots read as they were written).
+ */
+export type RunUsageState =
+  [number, number, (number | null)[], [number, number, number] | null] | [number, number, (number | null)[], [number, number, number] | null, number];
 
 const num = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : undefined);
 
@@ -49,26 +55,33 @@ export function addCall(before: RunUsage | undefined, ev: AepEvent): RunUsage {
       ? { total: prior.cost.total + usd.total, prompt: prior.cost.prompt + usd.prompt, completion: prior.cost.completion + usd.completion }
       : undefined;
   const usage = addUsage(prior.usage, usageOf(data));
-  return { calls: prior.calls + 1, unpriced, ...(usage ? { usage } : {}), ...(cost ? { cost } : {}) };
+  const unmetered = (prior.unmetered ?? 0) + (data.usage_unknown === true ? 1 : 0);
+  return { calls: prior.calls + 1, unpriced, ...(usage ? { usage } : {}), ...(cost ? { cost } : {}), ...(unmetered > 0 ? { unmetered } : {}) };
 }
 
 /** Amounts summed in floating point, rounded back to the pricer's precision (1e-9 USD). */
 const round = (usd: number): number => Math.round(usd * 1e9) / 1e9;
 
-/** What the run's terminal carries: the summed usage, and the cost when every call was priced. Nothing for a run without model calls. */
+/**
+ * What the run's terminal carries: the summed usage, and the cost when every call was priced. Nothing for a run without
+ * model calls. A call that reported no usage is counted in `calls_without_usage` (its tokens are unknown, never zero), and,
+ * having no price either, leaves the run without a cost.
+ */
 export function runTotals(u: RunUsage | undefined): RunTotals {
   if (!u || u.calls === 0) return {};
   const cost: Cost | undefined = u.cost
     ? { currency: 'USD', total: round(u.cost.total), prompt: round(u.cost.prompt), completion: round(u.cost.completion) }
     : undefined;
-  return { ...u.usage, ...(cost ? { cost } : {}) };
+  return { ...u.usage, ...(cost ? { cost } : {}), ...(u.unmetered ? { calls_without_usage: u.unmetered } : {}) };
 }
 
 export function saveRunUsage(u: RunUsage): RunUsageState {
-  return [u.calls, u.unpriced, USAGE_KEYS.map((k) => u.usage?.[k] ?? null), u.cost ? [u.cost.total, u.cost.prompt, u.cost.completion] : null];
+  const values = USAGE_KEYS.map((k) => u.usage?.[k] ?? null);
+  const cost: [number, number, number] | null = u.cost ? [u.cost.total, u.cost.prompt, u.cost.completion] : null;
+  return u.unmetered ? [u.calls, u.unpriced, values, cost, u.unmetered] : [u.calls, u.unpriced, values, cost];
 }
 
-export function loadRunUsage([calls, unpriced, values, cost]: RunUsageState): RunUsage {
+export function loadRunUsage([calls, unpriced, values, cost, unmetered]: RunUsageState): RunUsage {
   const usage: Record<string, number> = {};
   USAGE_KEYS.forEach((k, i) => {
     const v = values[i];
@@ -79,13 +92,14 @@ export function loadRunUsage([calls, unpriced, values, cost]: RunUsageState): Ru
     unpriced,
     ...(Object.keys(usage).length > 0 ? { usage: usage } : {}),
     ...(cost ? { cost: { total: cost[0], prompt: cost[1], completion: cost[2] } } : {}),
+    ...(unmetered ? { unmetered } : {}),
   };
 }
 
 const isNum = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v) && v >= 0;
 export const isRunUsageState = (v: unknown): v is RunUsageState =>
   Array.isArray(v) &&
-  v.length === 4 &&
+  (v.length === 4 || (v.length === 5 && isNum(v[4]))) &&
   isNum(v[0]) &&
   isNum(v[1]) &&
   Array.isArray(v[2]) &&

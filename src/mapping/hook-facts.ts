@@ -1,4 +1,4 @@
-import type { HookFacts } from '../aep/mapped.js';
+import type { HookFacts, StreamMark } from '../aep/mapped.js';
 import type { HookEnvelope } from '../hermes/envelope.js';
 
 /** The Hermes hooks whose reply can hold the call until a gate answers: the tool call about to run. */
@@ -25,5 +25,26 @@ export function hookFacts(env: HookEnvelope): HookFacts {
       return typeof v === 'string' ? v : undefined;
     },
     schemaVersion: () => extra?.telemetry_schema_version,
+    stream: () => streamMark(hook, extra),
   };
+}
+
+/**
+ * Hermes's stream observer hooks (agent/plugin_stream_hooks.py at hermes-agent
+ * 0df5b5dc; fields per website/docs/user-guide/features/hooks.md at 006a5aeb):
+ * `on_stream_start`, `on_stream_delta` (`kind` `text` or `reasoning`),
+ * `on_stream_end`, each with `turn_id` and `iteration`. ASSUMPTION (the vendor
+ * names no join key): `iteration` is the model call's `api_call_count` in the
+ * same turn; both count the loop's model calls from 1 (docs/hermes-drift.md).
+ */
+const STREAM_PHASE: Readonly<Record<string, StreamMark['phase']>> = { on_stream_start: 'start', on_stream_delta: 'text', on_stream_end: 'end' };
+
+function streamMark(hook: string, extra: Record<string, unknown> | undefined): StreamMark | undefined {
+  const phase = Object.hasOwn(STREAM_PHASE, hook) ? STREAM_PHASE[hook] : undefined;
+  if (!phase || !extra) return undefined;
+  if (phase === 'text' && extra.kind !== 'text') return undefined;
+  const run = typeof extra.turn_id === 'string' && extra.turn_id.length > 0 ? extra.turn_id : undefined;
+  const call = extra.iteration;
+  if (run === undefined || typeof call !== 'number' || !Number.isSafeInteger(call) || call < 0) return undefined;
+  return { phase, run, call };
 }

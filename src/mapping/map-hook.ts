@@ -2,6 +2,7 @@ import type { HookEnvelope } from '../hermes/envelope.js';
 import type { CapturePolicy } from '../capture/policy.js';
 import { mapApiRequestError } from './api.js';
 import { mapPostApiRequest } from './model-call.js';
+import { mapPostAuxiliaryCall, mapPreAuxiliaryCall } from './aux-call.js';
 import { mapApprovalRequest, mapApprovalResponse } from './approval.js';
 import { CLARIFY_TOOL, mapClarifyOutcome, mapClarifyRequest } from './clarify.js';
 import { mapSubagentStart, mapSubagentStop } from './delegation.js';
@@ -28,6 +29,9 @@ const postTool: HookMapper = (env, policy) => [
 const preApproval: HookMapper = (env, policy) => (isSmartApproval(env) ? mapSmartReviewRequest : mapApprovalRequest)(env, policy);
 const postApproval: HookMapper = (env, policy) => (isSmartApproval(env) ? mapSmartReviewResponse : mapApprovalResponse)(env, policy);
 
+/** A hook whose moment feeds a daemon step (hook-facts.ts), not the history: no event of its own. */
+const noEvent: HookMapper = () => [];
+
 /** The hook table: one row per mapped Hermes hook. */
 const MAPPERS: Readonly<Record<string, HookMapper>> = {
   pre_tool_call: preTool,
@@ -43,6 +47,12 @@ const MAPPERS: Readonly<Record<string, HookMapper>> = {
   post_approval_response: postApproval,
   api_request_error: mapApiRequestError,
   post_api_request: mapPostApiRequest,
+  pre_auxiliary_call: mapPreAuxiliaryCall,
+  post_auxiliary_call: mapPostAuxiliaryCall,
+  // timed into the model call's first_token_ms (usage/first-token-step.ts); a delta per chunk never reaches the history
+  on_stream_start: noEvent,
+  on_stream_delta: noEvent,
+  on_stream_end: noEvent,
 };
 
 /** The Hermes hook names the mapping knows by name (the rest map through the fallback). */
@@ -71,9 +81,15 @@ export function mapHook(env: HookEnvelope, policy: CapturePolicy): MappedEvent[]
  */
 export function readHook(env: HookEnvelope, policy: CapturePolicy): MappedHook {
   const safe = withSafeIdentifiers(env, policy.redact);
+  const keys = hookKeys(safe);
   const events = mapSafe(safe, policy).map((m): KeyedEvent => {
     const ext = hermesExtensions(safe, m.type);
     return ext ? { ...m, ext } : m;
   });
-  return { keys: hookKeys(safe), events, facts: hookFacts(env) };
+  // a session rotated inside its turn opens with its lineage: the session and turn it came from (AEP-0002 session.started parent)
+  const opening: KeyedEvent[] =
+    keys.rotatedFrom !== undefined && keys.run !== undefined
+      ? [{ type: 'session.started', data: { client: { name: 'hermes' }, parent: { session: keys.rotatedFrom, run: keys.run } } }]
+      : [];
+  return { keys, events: [...opening, ...events], facts: hookFacts(env) };
 }

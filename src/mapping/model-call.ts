@@ -1,6 +1,6 @@
 import { code, extraOf, nonNegInt, str, type HookEnvelope } from '../hermes/envelope.js';
 import type { CapturePolicy } from '../capture/policy.js';
-import type { ModelOutput, ModelToolCall } from '../aep/payloads.js';
+import type { ModelCallPayload, ModelOutput, ModelToolCall } from '../aep/payloads.js';
 import { X_HERMES } from '../aep/lifecycle.js';
 import { fromHermesUsage } from '../usage/token-usage.js';
 import { redactText, redactValue } from '../capture/redact.js';
@@ -81,19 +81,12 @@ function gatedOutput(policy: CapturePolicy, x: Record<string, unknown>): { outpu
   return { output_redacted: redacted };
 }
 
-/**
- * `post_api_request` → `x.hermes.model.call`: one finished model call with
- * the facts no other hook binds (model, provider, index in the turn, real
- * start and end, finish reason, token usage with the GenAI names). The
- * assistant's text and tool-call arguments only at `redacted`/`full`. Its
- * cost is added by the daemon's pricing step (src/usage/), not here.
- */
-export function mapPostApiRequest(env: HookEnvelope, policy: CapturePolicy): MappedEvent[] {
-  const x = extraOf(env);
+/** What every finished model call carries, from the payload Hermes hands its model-call hooks (main loop or auxiliary). */
+export function modelCallData(x: Record<string, unknown>, policy: CapturePolicy): ModelCallPayload {
   const startedS = typeof x.started_at === 'number' ? x.started_at : undefined;
   const endedS = typeof x.ended_at === 'number' ? x.ended_at : undefined;
   const seconds = typeof x.api_duration === 'number' ? x.api_duration : startedS !== undefined && endedS !== undefined ? endedS - startedS : undefined;
-  const data = compact({
+  return compact({
     model: ident(x.model),
     response_model: ident(x.response_model),
     provider: ident(x.provider),
@@ -111,5 +104,15 @@ export function mapPostApiRequest(env: HookEnvelope, policy: CapturePolicy): Map
     assistant_tool_call_count: nonNegInt(x.assistant_tool_call_count),
     ...gatedOutput(policy, x),
   });
-  return [{ type: X_HERMES.modelCall, data }];
+}
+
+/**
+ * `post_api_request` → `x.hermes.model.call`: one finished model call with
+ * the facts no other hook binds (model, provider, index in the turn, real
+ * start and end, finish reason, token usage with the GenAI names). The
+ * assistant's text and tool-call arguments only at `redacted`/`full`. Its
+ * cost is added by the daemon's pricing step (src/usage/), not here.
+ */
+export function mapPostApiRequest(env: HookEnvelope, policy: CapturePolicy): MappedEvent[] {
+  return [{ type: X_HERMES.modelCall, data: modelCallData(extraOf(env), policy) }];
 }

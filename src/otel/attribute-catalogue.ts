@@ -39,6 +39,10 @@ export const SPAN_ATTR = {
   serverPort: 'server.port',
   apiCall: 'hermes.api_call',
   apiMode: 'hermes.api_mode',
+  // an auxiliary model call (title generation, compression, …): its task; a call that reported no usage; its first token
+  auxTask: 'hermes.aux_task',
+  usageUnknown: 'hermes.usage_unknown',
+  firstTokenMs: 'hermes.first_token_ms',
   // emitter-asserted (AEP-0002 §5.2); the GenAI conventions name no cost attribute
   costUsd: 'aep.cost.usd',
   // content, only where the event's own capture AND AEP_OTEL_CAPTURE admit it (redacted or full)

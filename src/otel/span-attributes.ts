@@ -107,6 +107,9 @@ export function chatAttrs(ev: AepEvent): Attrs {
     [A.serverPort]: num(d.server_port),
     [A.apiCall]: num(d.api_call),
     [A.apiMode]: str(d.api_mode),
+    [A.auxTask]: str(d.aux_task),
+    [A.usageUnknown]: d.usage_unknown === true ? true : undefined,
+    [A.firstTokenMs]: num(d.first_token_ms),
     ...identityAttrs(ev),
   });
 }

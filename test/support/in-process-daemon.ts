@@ -13,6 +13,7 @@ import { JSON_WORKER } from './paths.js';
 import { ControlTarget } from '../../src/control/control-target.js';
 import type { ControlSettings } from '../../src/control/control-types.js';
 import type { WireEvent } from '../../src/aep/wire.js';
+import type { PriceSource } from '../../src/usage/price-step.js';
 
 /**
  * A durable log that keeps what it is given, in memory, and reports it written at once: a real, small
@@ -55,6 +56,8 @@ export function inProcessDaemon(
     republish?: (w: WireEvent) => void;
     /** POST /webhook's parts (its secret, window, ledger, counters), as the daemon wires them with TCP on */
     webhook?: WebhookDeps;
+    /** prices each model call, as the daemon's pricing step does (absent: model calls carry no cost) */
+    pricer?: PriceSource;
   } = {},
 ) {
   const policy = opts.policy ?? defaultPolicy({ home: '/home/dev' });
@@ -84,6 +87,7 @@ export function inProcessDaemon(
     ...(opts.maxBodyNodes !== undefined ? { maxBodyNodes: opts.maxBodyNodes } : {}),
     ...(opts.guard ? { guard: opts.guard } : {}),
     ...(opts.webhook ? { server: { webhook: opts.webhook } } : {}),
+    ...(opts.pricer ? { pricer: opts.pricer } : {}),
     jsonWorkerUrl: JSON_WORKER,
   });
   return { app, memory, identity, drift, bus, pipeline, ...(control ? { control } : {}) };

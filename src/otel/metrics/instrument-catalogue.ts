@@ -74,6 +74,15 @@ export const INSTRUMENTS = {
     buckets: DURATION_BUCKETS,
     double: true,
   },
+  firstToken: {
+    name: 'aep.model.time_to_first_token',
+    kind: 'histogram',
+    unit: 's',
+    description: 'A streamed model call\u2019s time from its stream start to its first text chunk (or its end), as the daemon received them.',
+    attributes: [...MODEL_CALL],
+    buckets: DURATION_BUCKETS,
+    double: true,
+  },
   runs: {
     name: 'aep.runs',
     kind: 'counter',

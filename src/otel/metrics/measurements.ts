@@ -137,6 +137,8 @@ export function measure(ev: AepEvent, pairing: Pairing, record = true): Measurem
     if (output !== undefined) add('tokenUsage', output, { ...call, [M.tokenType]: 'output' });
     const seconds = callSeconds(d);
     if (seconds !== undefined) add('operationDuration', seconds, call);
+    const firstMs = num(d.first_token_ms);
+    if (firstMs !== undefined) add('firstToken', firstMs / 1000, call);
     const cost = d.cost as Record<string, unknown> | undefined;
     const usd = cost?.currency === 'USD' ? num(cost.total) : undefined;
     if (usd !== undefined && usd > 0) add('cost', usd, { [M.providerName]: provider, [M.requestModel]: model });

@@ -1,7 +1,7 @@
 /**
  * Every attribute name the OpenTelemetry mirror sets, in one place: on spans,
  * on span events, on links and on the resource. Code sets attributes through
- * these constants only, and the README's "Spans" table lists exactly these
+ * these constants only, and docs/spans.md lists exactly these
  * names (both checked by test/unit/otel/attribute-catalogue.test.ts).
  * Structural, except `aep.data` and the four GenAI content attributes
  * (`gen_ai.input.messages`, `gen_ai.output.messages`,

@@ -96,9 +96,15 @@ describe('bad input: a clear refusal or an honest mapping, never a crash, never 
     expect(files).toHaveLength(ids.length);
     for (const f of files) {
       expect(f).toMatch(/^[A-Za-z0-9_%~-]+\.jsonl$/);
-      const ev = JSON.parse(readFileSync(path.join(root, 'hermes', f), 'utf8').trim());
+      // every event of the file is of one session (its turn_id names another session, s1, so the hook also opens
+      // its session as a rotation from s1: two lines, both this session's)
+      const events = readFileSync(path.join(root, 'hermes', f), 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as { session: string });
+      expect(new Set(events.map((e) => e.session)).size).toBe(1);
       // over 256 characters an id keeps a prefix plus a hash of the whole (bounded, still distinct)
-      expect(ids.map((i) => str(i))).toContain(ev.session);
+      expect(ids.map((i) => str(i))).toContain(events[0]!.session);
     }
     expect(readdirSync(root)).toEqual(['hermes']);
   });

@@ -9,13 +9,10 @@ import { scriptedSession } from '../../support/scripted-session.js';
 const OTEL = path.join(ROOT, 'src', 'otel');
 const CATALOGUE_FILE = 'attribute-catalogue.ts';
 
-/** The README's "Spans" table: attribute name → the "on" cell, in row order. */
+/** docs/spans.md's table (the README links it): attribute name → the "on" cell, in row order. */
 function readmeRows(): [string, string][] {
-  const readme = readFileSync(path.join(ROOT, 'README.md'), 'utf8');
-  const start = readme.indexOf('\n## Spans\n');
-  expect(start, 'README has a "## Spans" section').toBeGreaterThanOrEqual(0);
-  const next = readme.indexOf('\n## ', start + 1);
-  const section = readme.slice(start, next < 0 ? undefined : next);
+  const section = readFileSync(path.join(ROOT, 'docs', 'spans.md'), 'utf8');
+  expect(section, 'docs/spans.md has the attribute table').toContain('| attribute | on | what |');
   const rows: [string, string][] = [];
   for (const line of section.split('\n')) {
     const m = /^\| `([^`]+)` \| ([^|]+) \|/.exec(line);
@@ -24,7 +21,7 @@ function readmeRows(): [string, string][] {
   return rows;
 }
 
-/** Where the README's "on" cell says an attribute goes. */
+/** Where the table's "on" cell says an attribute goes. */
 const placeOf = (on: string): AttributePlace => (on === 'span event' ? 'event' : on === 'link' ? 'link' : on === 'resource' ? 'resource' : 'span');
 
 /** The exporter's sources, but the catalogue. */
@@ -35,7 +32,7 @@ function sources(): [string, string][] {
 }
 
 describe('the span attribute catalogue', () => {
-  it('the README Spans table lists exactly the catalogue, each name once, in its place', () => {
+  it('the docs/spans.md table lists exactly the catalogue, each name once, in its place', () => {
     const rows = readmeRows();
     const names = rows.map(([n]) => n);
     expect(new Set(names).size, 'a name listed twice').toBe(names.length);

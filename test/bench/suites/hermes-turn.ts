@@ -67,9 +67,10 @@ export interface Plan {
 }
 
 /**
- * Short (CI, ~2 min): the pinned release, 0 and 5 tool calls, 3 rounds. Full (~15 min on 2 cores with all three
- * configurations): the pinned release with 0/5/20 tool calls in 8 rounds, the newest release the same in 4.
- * BENCH_TURN_VERSIONS, BENCH_TURN_TOOLS (comma lists) and BENCH_TURN_PAIRS override.
+ * Short (CI, ~3 min with five configurations): the pinned release, 0 and 12 tool calls (12: issue 25's turn), 3
+ * rounds. Full (~40 min on 2 cores): the pinned release with 0/5/12/20 tool calls in 8 rounds, the newest release the
+ * same in 4. BENCH_TURN_VERSIONS, BENCH_TURN_TOOLS (comma lists) and BENCH_TURN_PAIRS override (one 12-tool run of
+ * both releases in 5 rounds: ~5.5 min).
  */
 export function planOf(ctx: BenchContext): Plan {
   const env = process.env;

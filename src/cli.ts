@@ -101,7 +101,7 @@ Exit status: 0 no drift (nothing unknown, nothing gone); 1 drift found; 2 no Her
 const usageExit = (err: { exitCode: number }) => process.exit(err.exitCode === 0 ? 0 : 2);
 
 function transportKind(raw: string): 'shell' | 'plugin' | 'webhook' {
-  if (raw !== 'shell' && raw !== 'plugin' && raw !== 'webhook') throw new Error('--transport takes shell (the default), plugin or webhook');
+  if (raw !== 'shell' && raw !== 'plugin' && raw !== 'webhook') throw new Error('--transport takes shell, plugin or webhook');
   return raw;
 }
 
@@ -121,7 +121,7 @@ type InstallCliOptions = {
   stateDir?: string;
   hermesHome?: string;
   hermes?: string;
-  transport: 'shell' | 'plugin' | 'webhook';
+  transport?: 'shell' | 'plugin' | 'webhook';
   control?: boolean;
   instruct?: boolean;
   /** commander's `--no-model-calls`: true unless given */
@@ -170,7 +170,7 @@ async function program(): Promise<CommandType> {
   cli
     .command('install')
     .description(
-      'copy the shim to {state dir}/shim/{version}/, register it for the thirteen events in $HERMES_HOME/config.yaml (twelve with --no-model-calls), record consent in shell-hooks-allowlist.json',
+      'connect Hermes to the daemon by the cheapest transport the installed Hermes allows (--transport to choose): shell copies the shim to {state dir}/shim/{version}/, registers it for the thirteen events in $HERMES_HOME/config.yaml (twelve with --no-model-calls) and records consent in shell-hooks-allowlist.json',
     )
     .option('-n, --dry-run', 'print the planned changes; write nothing')
     .option('--timeout <seconds>', "Hermes's kill deadline for the shim, 6..300 (default 10; with --control, pre_tool_call gets what its hold needs)", seconds)
@@ -180,13 +180,12 @@ async function program(): Promise<CommandType> {
     .option('--hermes-home <dir>', "Hermes's directory (default HERMES_HOME or ~/.hermes)")
     .option(
       '--transport <kind>',
-      "shell: a shell hook per event, the shim runs out of process (default); plugin: a Hermes plugin forwards the same envelopes from a background thread; webhook: Hermes's outbound webhook posts them to the daemon's /webhook (needs TCP: --url or AEP_PORT; the gated hooks stay shell hooks)",
+      "shell: a shell hook per event, the shim runs out of process; plugin: a Hermes plugin forwards the same envelopes from a background thread; webhook: Hermes's outbound webhook posts them to the daemon's /webhook (needs TCP: --url or AEP_PORT; the gated hooks stay shell hooks). Default: webhook when the installed Hermes has outbound webhooks and the target is TCP, else plugin when a Hermes is found, else shell (the report says which and why)",
       transportKind,
-      'shell',
     )
     .option(
       '--hermes <path>',
-      '--transport webhook: the Hermes to check for outbound webhooks: its executable, venv, checkout or site-packages (default: as doctor finds it)',
+      'the installed Hermes the default transport is chosen from (and --transport webhook checks for outbound webhooks): its executable, venv, checkout or site-packages (default: as doctor finds it)',
     )
     .option('--control', "the operator-deny gate: a pre_tool_call waits for the operator's answer (default AEP_HERMES_CONTROL)")
     .option('--instruct', 'the steering gate: a pre_llm_call reply may add context (default AEP_INSTRUCT)')

@@ -14,13 +14,19 @@ import { packageVersion } from './version.js';
 import { pluginDir, pluginState, removePlugin } from './plugin-copy.js';
 import { runPluginInstall } from './install-plugin.js';
 import { runWebhookInstall } from './install-webhook.js';
-import type { InstallOptions, UninstallOptions } from './install-options.js';
+import { chooseTransport } from './transport-choice.js';
+import { choiceLines, type InstallOptions, type UninstallOptions } from './install-options.js';
 import { atomicWrite, checkHome, hermesHome, print, readHermesFiles, readText, realTarget, removeCreated, summarize } from './install-io.js';
 
 export type { InstallOptions, UninstallOptions } from './install-options.js';
 
 /** `hermes-aep install` */
 export async function runInstall(opts: InstallOptions): Promise<void> {
+  if (opts.transport === undefined) {
+    // no --transport: the cheapest one this Hermes and this target allow, said in one line of the install's report
+    const choice = chooseTransport(opts);
+    return runInstall({ ...opts, transport: choice.transport, choiceLine: choice.line });
+  }
   if (opts.transport === 'plugin') return runPluginInstall(opts);
   if (opts.transport === 'webhook') return runWebhookInstall(opts);
   const target = resolveTarget(opts);
@@ -45,6 +51,7 @@ export async function runInstall(opts: InstallOptions): Promise<void> {
 
   const report = [
     `install${opts.dryRun ? ' (dry run: nothing is written)' : ''}: HERMES_HOME=${home}${homeExisted ? '' : ` (does not exist: ${opts.dryRun ? 'would be created' : 'created'}, 0700)`}`,
+    ...choiceLines(opts),
   ];
   if (!opts.dryRun && !homeExisted) await mkdir(home, { recursive: true, mode: 0o700 });
   const placed = await placeShim(source, target.stateDir, version, { dryRun: opts.dryRun });

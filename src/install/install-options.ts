@@ -9,12 +9,20 @@ export interface InstallOptions extends TargetOptions, GateOptions, ModelCallOpt
   readonly timeout?: number | undefined;
   readonly hermesHome?: string | undefined;
   /**
-   * `shell` (the default): the shim as a shell hook; `plugin`: the in-process forwarder (plugin/hermes-aep/);
-   * `webhook`: Hermes's own outbound webhook to the daemon's POST /webhook (the gated hooks keep a shell hook)
+   * `shell`: the shim as a shell hook; `plugin`: the in-process forwarder (plugin/hermes-aep/); `webhook`: Hermes's
+   * own outbound webhook to the daemon's POST /webhook (the gated hooks keep a shell hook). Undefined: chosen from the
+   * installed Hermes and the target (transport-choice.ts)
    */
   readonly transport?: 'shell' | 'plugin' | 'webhook' | undefined;
-  /** `--hermes`: where the installed Hermes is (the webhook transport checks it has outbound webhooks); default: as doctor finds it */
+  /** `--hermes`: where the installed Hermes is (the default transport is chosen from it; webhook checks it has outbound webhooks); default: as doctor finds it */
   readonly hermes?: string | undefined;
+  /** set by runInstall when it chose the transport: the line saying which and why, printed in the report (never before a refusal) */
+  readonly choiceLine?: string | undefined;
+}
+
+/** The report's line for a transport install chose (none when --transport was given). */
+export function choiceLines(opts: InstallOptions): string[] {
+  return opts.choiceLine === undefined ? [] : [`  ${opts.choiceLine}`];
 }
 
 /** The options of `uninstall`. */

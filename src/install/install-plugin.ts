@@ -4,7 +4,7 @@ import { removeApprovals } from './allowlist.js';
 import { enablePlugin } from './hermes-config.js';
 import { ensureHookToken } from './hook-token.js';
 import { atomicWrite, print, readHermesFiles, realTarget, removeCreated, summarize } from './install-io.js';
-import type { InstallOptions } from './install-options.js';
+import { choiceLines, type InstallOptions } from './install-options.js';
 import { lostToGrandfathering } from './grandfathering.js';
 import { placePlugin } from './plugin-copy.js';
 import { resolveTarget } from './shim-target.js';
@@ -32,6 +32,8 @@ export async function runPluginInstall(opts: InstallOptions): Promise<void> {
 
   const report = [
     `install --transport plugin${opts.dryRun ? ' (dry run: nothing is written)' : ''}: HERMES_HOME=${home}${homeExisted ? '' : ` (does not exist: ${opts.dryRun ? 'would be created' : 'created'}, 0700)`}`,
+
+    ...choiceLines(opts),
   ];
   if (!opts.dryRun && !homeExisted) await mkdir(home, { recursive: true, mode: 0o700 });
   const placed = opts.dryRun ? dry : await placePlugin(home, conf);

@@ -8,7 +8,7 @@ import { daemonNote, hookTimeouts, resolveGates } from './gates.js';
 import { addWebhook, MARK, shimCommand, timeoutFor } from './hermes-config.js';
 import { ensureHookToken } from './hook-token.js';
 import { atomicWrite, print, readHermesFiles, realTarget, removeCreated, summarize } from './install-io.js';
-import type { InstallOptions } from './install-options.js';
+import { choiceLines, type InstallOptions } from './install-options.js';
 import { installedHooks, modelCallSummary } from './model-calls.js';
 import { outboundBlock } from './outbound-entry.js';
 import { pluginDir, pluginState, removePlugin } from './plugin-copy.js';
@@ -69,6 +69,7 @@ export async function runWebhookInstall(opts: InstallOptions): Promise<void> {
 
   const report = [
     `install --transport webhook${opts.dryRun ? ' (dry run: nothing is written)' : ''}: HERMES_HOME=${home}${homeExisted ? '' : ` (does not exist: ${opts.dryRun ? 'would be created' : 'created'}, 0700)`}`,
+    ...choiceLines(opts),
     `  hermes: ${hermes.root} (found via ${hermes.via}): has outbound webhooks (agent/outbound_webhooks.py)`,
     `  webhook: ${url} (the daemon must run with AEP_PORT=${new URL(url).port || '80'}); ${events.length} events: ${events.join(', ')}`,
   ];

@@ -22,7 +22,7 @@ export function requireOutboundWebhooks(given: string | undefined, env: NodeJS.P
   const file = path.join(where.root, 'agent', 'outbound_webhooks.py');
   if (!existsSync(file))
     throw new WebhookRefused(
-      `the Hermes at ${where.root} (found via ${where.via}) has no outbound webhooks (no agent/outbound_webhooks.py; they are in Hermes 0.21): upgrade it, give another with --hermes, or install with --transport shell (the default) or plugin`,
+      `the Hermes at ${where.root} (found via ${where.via}) has no outbound webhooks (no agent/outbound_webhooks.py; they are in Hermes 0.21): upgrade it, give another with --hermes, or install with --transport shell or plugin (plugin is what install picks for it without --transport)`,
     );
   return { root: where.root, via: where.via };
 }

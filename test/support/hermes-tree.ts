@@ -66,3 +66,21 @@ export function hermesTree(o: { init?: string; plugins?: string; outbound?: bool
   }
   return root;
 }
+
+/** A 0.19-like tree (the newest on PyPI): a hook list, no outbound webhooks. Only the names doctor and install read. */
+export function hermes019Tree(): string {
+  return hermesTree({ init: '__version__ = "0.19.0"\n', plugins: 'VALID_HOOKS = {\n    "pre_tool_call",\n    "post_tool_call",\n}\n' });
+}
+
+/** A 0.21-like tree: the 0.21.3 hook list laid out as 0.21 lays it out, and agent/outbound_webhooks.py. */
+export function hermes021Tree(): string {
+  return hermesTree({ init: '__version__ = "0.21.3"\n', plugins: PLUGINS_PY_0_21_3_LAYOUT, outbound: true });
+}
+
+/** A `hermes` script whose `#!` interpreter is `<root>/venv/bin/python` (need not exist): what PATH leads the locator from. */
+export function hermesScript(root: string): string {
+  const bin = path.join(root, 'venv', 'bin');
+  mkdirSync(bin, { recursive: true });
+  writeFileSync(path.join(bin, 'hermes'), `#!${path.join(bin, 'python')}\nimport sys\n`, { mode: 0o755 });
+  return bin;
+}

@@ -1,11 +1,14 @@
 // Suite `hermes-turn`: what hermes-aep adds to a turn of the REAL Hermes Agent, the number a user feels.
 //
 // Hermes (the pinned release, and the newest one in the full run) runs `hermes -z` turns against the e2e tier's fake
-// model, which answers every request after a FIXED latency and asks for 0, 5 or 20 sequential `todo` tool calls (a
-// built-in tool with no process, file or network behind it, so the tool's own time adds no noise). Three
-// configurations: `none` (no hooks in config.yaml), `shell` (`hermes-aep install`, the default transport: a shim
-// process per hook, to a daemon on its Unix socket as users get it) and `plugin` (`hermes-aep install --transport
-// plugin`, when the built CLI offers it; otherwise every figure's detail says it is not available in this build).
+// model, which answers every request after a FIXED latency and asks for 0, 5, 12 or 20 sequential `todo` tool calls (a
+// built-in tool with no process, file or network behind it, so the tool's own time adds no noise). Configurations:
+// `none` (no hooks in config.yaml), `shell` (`install --transport shell`: a shim process per hook, to a daemon on its
+// Unix socket as users get it), `plugin` (`install --transport plugin`, when the built CLI offers it; otherwise every
+// figure's detail says it is not available in this build), `default` (`install` without --transport, given this
+// Hermes: whatever it picks) and `peer` (Grafana's agento11y-hermes from PyPI: suites/turn-peer.ts; when it cannot
+// be installed or does not export, every figure's detail says why). Per release and tool count, one more figure,
+// `default_vs_peer`, sets the default's added time against the peer's and against the turn without an observer.
 //
 // What is timed, and why. A `hermes -z` process spends 4-6 s importing Python and building the agent before the first
 // model request, and that phase alone varies by hundreds of ms between identical runs (seconds on a busy machine):
@@ -42,11 +45,13 @@ import { hermesBinEnv, PINNED_HERMES_VERSION, type HermesVersion } from '../../e
 import { CLI, ROOT } from '../../support/paths.js';
 import { startDaemonProcess, waitFor, type DaemonProcess } from '../../support/processes.js';
 import { readLogs } from '../../support/stream-invariants.js';
+import { defaultHome, PEER_ABOUT, PEER_VERSION, peerBin, peerHome, startOtlpSink } from './turn-peer.js';
 
 const run = promisify(execFile);
 
 export type Transport = 'shell' | 'plugin';
-export type Config = 'none' | Transport;
+/** `peer`: Grafana's agento11y-hermes; `default`: what install without --transport picks (suites/turn-peer.ts) */
+export type Config = 'none' | Transport | 'peer' | 'default';
 
 /** The fake model's fixed answer latency (every request, tool call or final text). */
 export const MODEL_LATENCY_MS = 50;
@@ -62,16 +67,17 @@ export interface Plan {
 }
 
 /**
- * Short (CI, ~2 min): the pinned release, 0 and 5 tool calls, 3 rounds. Full (~15 min on 2 cores with all three
- * configurations): the pinned release with 0/5/20 tool calls in 8 rounds, the newest release the same in 4.
- * BENCH_TURN_VERSIONS, BENCH_TURN_TOOLS (comma lists) and BENCH_TURN_PAIRS override.
+ * Short (CI, ~3 min with five configurations): the pinned release, 0 and 12 tool calls (12: issue 25's turn), 3
+ * rounds. Full (~40 min on 2 cores): the pinned release with 0/5/12/20 tool calls in 8 rounds, the newest release the
+ * same in 4. BENCH_TURN_VERSIONS, BENCH_TURN_TOOLS (comma lists) and BENCH_TURN_PAIRS override (one 12-tool run of
+ * both releases in 5 rounds: ~5.5 min).
  */
 export function planOf(ctx: BenchContext): Plan {
   const env = process.env;
   const list = (v: string | undefined) => v?.split(',').filter(Boolean);
   return {
     versions: (list(env.BENCH_TURN_VERSIONS) as HermesVersion[] | undefined) ?? (ctx.short ? [PINNED_HERMES_VERSION] : [PINNED_HERMES_VERSION, '0.19.0']),
-    tools: list(env.BENCH_TURN_TOOLS)?.map(Number) ?? (ctx.short ? [0, 5] : [0, 5, 20]),
+    tools: list(env.BENCH_TURN_TOOLS)?.map(Number) ?? (ctx.short ? [0, 12] : [0, 5, 12, 20]),
     pairs: (v) => Number(env.BENCH_TURN_PAIRS ?? (ctx.short ? 3 : v === PINNED_HERMES_VERSION ? 8 : 4)),
   };
 }
@@ -138,8 +144,8 @@ export interface Turn {
 /** A Hermes home the bench runs turns in, and whether its hooks include post_api_request (one per model call). */
 export interface BenchHome {
   readonly home: HermesHome;
-  /** none: no hooks at all */
-  readonly transport: Transport | 'none';
+  /** none: no hooks at all; peer: no hooks of ours (Grafana's plugin in the Hermes venv) */
+  readonly transport: Transport | 'none' | 'peer';
   readonly modelCallHook: boolean;
 }
 
@@ -158,7 +164,7 @@ const countTypes = (d: DaemonProcess): Map<string, number> => {
 
 /** The hooks one `-z` turn with `tools` tool calls fires in a home: 2 per tool call + on_session_start, pre_llm_call, on_session_end (no on_session_finalize), + 1 per model call with post_api_request. */
 export function hooksPerTurn(b: BenchHome, tools: number): number {
-  if (b.transport === 'none') return 0;
+  if (b.transport === 'none' || b.transport === 'peer') return 0;
   return 2 * tools + 3 + (b.modelCallHook ? tools + 1 : 0);
 }
 
@@ -168,7 +174,7 @@ export async function turn<K extends string>(rig: Rig<K>, config: K, tools: numb
   const h = b.home;
   const before = await rig.daemon.health();
   const hooksBefore = before.hooks as number;
-  const typesBefore = b.transport === 'none' ? undefined : countTypes(rig.daemon);
+  const typesBefore = b.transport === 'none' || b.transport === 'peer' ? undefined : countTypes(rig.daemon);
   const served = rig.llm.requests.length;
   rig.arrivals.length = 0;
   const child = spawn(h.bin, ['-z', `HERMES-TURN-BENCH tools=${tools}; go`], { env: h.env, cwd: h.cwd, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -229,13 +235,14 @@ export async function homeFor(
   llm: FakeLlm,
   daemon: DaemonProcess,
   version: HermesVersion,
-  transport: Config,
+  transport: Transport | 'none',
   extra: readonly string[] = [],
 ): Promise<BenchHome> {
   const hookEnv = { AEP_STATE_DIR: daemon.stateDir };
   const h = await makeHermesHome({ modelUrl: llm.url, hookEnv, version, install: false });
   if (transport !== 'none') {
-    const args = transport === 'plugin' ? ['install', '--transport', 'plugin', ...extra] : ['install', ...extra];
+    // named even for shell: without --transport, install picks one from the Hermes it finds (the `default` configuration)
+    const args = ['install', '--transport', transport, ...extra];
     await run(process.execPath, [CLI, ...args], { env: { ...process.env, ...hookEnv, HERMES_HOME: h.home } });
   }
   return { home: h, transport, modelCallHook: transport !== 'none' && registersModelCallHook(h.home, transport) };
@@ -264,7 +271,7 @@ export function registersModelCallHook(home: string, transport: Transport): bool
  * bench's own temporary homes are touched.
  */
 export function setModelCallHook(b: BenchHome, on: boolean): { home: BenchHome; adjusted: string } {
-  if (b.transport === 'none' || b.modelCallHook === on) return { home: b, adjusted: '' };
+  if (b.transport === 'none' || b.transport === 'peer' || b.modelCallHook === on) return { home: b, adjusted: '' };
   const dir = b.home.home;
   let adjusted: string;
   if (b.transport === 'shell') {
@@ -298,8 +305,15 @@ export function setModelCallHook(b: BenchHome, on: boolean): { home: BenchHome; 
 }
 
 /** The figures of one release: every transport × tool count, each paired round by round with `none`. */
-async function measureVersion(ctx: BenchContext, plan: Plan, version: HermesVersion, transports: readonly Transport[], notes: Record<string, string>) {
-  await hermesFor(ctx, version);
+async function measureVersion(ctx: BenchContext, plan: Plan, version: HermesVersion, transports: readonly Transport[], baseNotes: Record<string, string>) {
+  const bin = await hermesFor(ctx, version);
+  const notes: Record<string, string> = { ...baseNotes };
+  const peer = await peerBin(ctx, version);
+  if (!peer.ok) {
+    notes.peer = `not measured for Hermes ${version}: ${peer.why}`;
+    ctx.log(`hermes-turn: ${notes.peer}`);
+  }
+  const sink = await startOtlpSink();
   const arrivals: number[] = [];
   const llm = await startFakeLlm({ steps: scriptFor([...new Set([0, ...plan.tools])], arrivals) });
   const base = ctx.tmp('hermes-turn-');
@@ -309,10 +323,27 @@ async function measureVersion(ctx: BenchContext, plan: Plan, version: HermesVers
   const homes = new Map<Config, BenchHome>();
   const figures: Figure[] = [];
   try {
-    for (const c of configs) homes.set(c, await homeFor(llm, daemon, version, c));
+    for (const c of ['none', ...transports] as const) homes.set(c, await homeFor(llm, daemon, version, c));
+    const chosen = await defaultHome(llm, daemon, version, bin);
+    homes.set('default', chosen.home);
+    configs.push('default');
+    notes.default_transport = chosen.line;
+    if (peer.ok) {
+      homes.set('peer', await peerHome(llm, version, peer.bin, sink));
+      configs.push('peer');
+    }
     const rig: Rig = { llm, arrivals, daemon, homes };
     // a home's first run seeds it (skills, state.db): once per home, untimed
     for (const c of configs) await turn(rig, c, 0);
+    if (peer.ok) {
+      // enabled means it exported: its OTLP requests reached the sink after its seeding turn
+      const exported = await waitFor('the peer exported', async () => (sink.requests() > 0 ? true : undefined), 15_000).catch(() => false);
+      if (!exported) {
+        configs.splice(configs.indexOf('peer'), 1);
+        notes.peer = `not measured for Hermes ${version}: agento11y-hermes sent no OTLP request to the sink after a turn (not loaded, or not exporting)`;
+        ctx.log(`hermes-turn: ${notes.peer}`);
+      } else notes.peer = PEER_ABOUT;
+    }
     const pairs = plan.pairs(version);
     for (const tools of plan.tools) {
       const load0 = os.loadavg()[0]!;
@@ -328,20 +359,22 @@ async function measureVersion(ctx: BenchContext, plan: Plan, version: HermesVers
       }
       const load = [r1(load0), r1(os.loadavg()[0]!)];
       const none = turns.get('none')!;
-      for (const t of transports) {
+      const measured = configs.filter((c): c is Exclude<Config, 'none'> => c !== 'none');
+      const addedOf = (c: Config) => turns.get(c)!.map((x, i) => x.window - none[i]!.window);
+      const v = version === PINNED_HERMES_VERSION ? '' : `.hermes${version.replace(/\./g, '_')}`;
+      for (const t of measured) {
         const mine = turns.get(t)!;
         const added = mine.map((x, i) => x.window - none[i]!.window);
         const addedWhole = mine.map((x, i) => x.whole - none[i]!.whole);
         const addedLoop = mine.map((x, i) => x.loop - none[i]!.loop);
         const addedShutdown = mine.map((x, i) => x.shutdown - none[i]!.shutdown);
         const hooks = mine[0]!.hooks;
-        const inWindow = hooks - HOOKS_BEFORE_FIRST_REQUEST;
+        const inWindow = Math.max(0, hooks - HOOKS_BEFORE_FIRST_REQUEST);
         const measure = dist(mine.map((x) => x.window));
         const yardstick = dist(none.map((x) => x.window));
-        const v = version === PINNED_HERMES_VERSION ? '' : `.hermes${version.replace(/\./g, '_')}`;
         figures.push({
           id: `hermes_turn${v}.${t}.tools${tools}`,
-          label: `Hermes ${version} -z turn, ${tools} tool calls, ${t} transport (first model request → answer) vs not installed`,
+          label: `Hermes ${version} -z turn, ${tools} tool calls, ${labelOf(t, homes.get(t)!)} (first model request → answer) vs not installed`,
           measure,
           yardstick: { label: 'the same turn, hermes-aep not installed (paired round by round)', measure: yardstick },
           ratio: r3(measure.value / yardstick.value),
@@ -354,18 +387,15 @@ async function measureVersion(ctx: BenchContext, plan: Plan, version: HermesVers
             post_api_request: homes.get(t)!.modelCallHook,
             hooks_in_window: inWindow,
             added_ms_per_turn: { ...dist(added), ci95_of_median: medianInterval(added) },
-            added_ms_per_hook: dist(
-              added.map((a) => a / inWindow),
-              'ms',
-            ),
+            ...(inWindow > 0 ? { added_ms_per_hook: dist(added.map((a) => a / inWindow)) } : {}),
             // the tool calls alone (first → last model request: 2 hooks per call, nothing else): a second, tighter view
-            ...(tools > 0 ? { tool_loop: { added_ms: dist(addedLoop), added_ms_per_hook: dist(addedLoop.map((a) => a / (2 * tools))) } } : {}),
+            ...(tools > 0 && inWindow > 0 ? { tool_loop: { added_ms: dist(addedLoop), added_ms_per_hook: dist(addedLoop.map((a) => a / (2 * tools))) } } : {}),
             shutdown: { with_ms: dist(mine.map((x) => x.shutdown)), none_ms: dist(none.map((x) => x.shutdown)), added_ms: dist(addedShutdown) },
             whole_process: {
               with_ms: dist(mine.map((x) => x.whole)),
               none_ms: dist(none.map((x) => x.whole)),
               added_ms: { ...dist(addedWhole), ci95_of_median: medianInterval(addedWhole) },
-              added_ms_per_hook: r1(quantile(addedWhole, 0.5) / hooks),
+              ...(hooks > 0 ? { added_ms_per_hook: r1(quantile(addedWhole, 0.5) / hooks) } : {}),
             },
             window:
               'first chat request at the fake model → the final answer on Hermes stdout; leaves out Python start-up, shut-down (see shutdown, whole_process) and the 2 hooks fired before the first model request',
@@ -376,13 +406,59 @@ async function measureVersion(ctx: BenchContext, plan: Plan, version: HermesVers
           },
         });
       }
+      figures.push(defaultVsPeer(version, v, tools, addedOf('default'), configs.includes('peer') ? addedOf('peer') : undefined, none, notes));
     }
   } finally {
     await daemon.stop();
     await llm.close();
+    await sink.close();
     for (const h of homes.values()) rmSync(path.dirname(h.home.home), { recursive: true, force: true });
   }
   return figures;
+}
+
+const labelOf = (c: Config, b: BenchHome): string =>
+  c === 'peer' ? `the peer agento11y-hermes ${PEER_VERSION}` : c === 'default' ? `the default transport (install picks ${b.transport})` : `${c} transport`;
+
+/**
+ * Issue 25 item 3's comparison, from the same interleaved rounds: the default install's added time against the peer's
+ * (ratio = default / peer, medians of the per-round differences), and against the turn without any observer, in %.
+ * Without a measured peer the figure is the default's added time alone, and its detail says why the peer is missing.
+ */
+function defaultVsPeer(
+  version: HermesVersion,
+  v: string,
+  tools: number,
+  addedDefault: number[],
+  addedPeer: number[] | undefined,
+  none: readonly Turn[],
+  notes: Record<string, string>,
+): Figure {
+  const med = (xs: readonly number[]) => quantile(xs, 0.5);
+  const noneWindow = med(none.map((x) => x.window));
+  const added = {
+    default: { ...dist(addedDefault), ci95_of_median: medianInterval(addedDefault) },
+    ...(addedPeer ? { peer: { ...dist(addedPeer), ci95_of_median: medianInterval(addedPeer) } } : {}),
+  };
+  const detail = {
+    hermes_version: version,
+    tool_calls: tools,
+    default_transport: notes.default_transport,
+    peer: notes.peer,
+    added_ms_per_turn: added,
+    none_window_ms: r1(noneWindow),
+    default_vs_none_pct: r1((100 * med(addedDefault)) / noneWindow),
+    ...(addedPeer ? { peer_vs_none_pct: r1((100 * med(addedPeer)) / noneWindow) } : {}),
+    goal: 'issue 25: the default adds less than the peer (ratio < 1) and at most 5 % of the turn without an observer',
+  };
+  return {
+    id: `hermes_turn${v}.default_vs_peer.tools${tools}`,
+    label: `Hermes ${version} -z turn, ${tools} tool calls: time the default install adds vs time agento11y-hermes adds`,
+    measure: dist(addedDefault),
+    ...(addedPeer ? { yardstick: { label: `added by agento11y-hermes ${PEER_VERSION} (same rounds)`, measure: dist(addedPeer) } } : {}),
+    ratio: addedPeer ? r3(med(addedDefault) / med(addedPeer)) : r3(med(addedDefault) / noneWindow),
+    detail: addedPeer ? detail : { ...detail, ratio: 'no peer measured: the ratio is default added / none window' },
+  };
 }
 
 export const hermesTurn: Suite = {

@@ -92,8 +92,11 @@ export async function makeHermesHome(opts: {
     // where the installed shim finds the daemon (its socket under this state dir)
     ...opts.hookEnv,
   };
+  // the shell transport unless the caller names one: without --transport, install picks from the Hermes it finds
+  const args = opts.installArgs ?? [];
+  const transport = args.includes('--transport') ? [] : ['--transport', 'shell'];
   if (opts.install !== false)
-    await run(process.execPath, [CLI, 'install', '--timeout', '20', ...(opts.installArgs ?? [])], {
+    await run(process.execPath, [CLI, 'install', '--timeout', '20', ...transport, ...args], {
       env: { ...process.env, ...opts.hookEnv, HERMES_HOME: home },
     });
   return { version, bin, home, cwd, env };

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { chownSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { postHook } from '../../support/hook-client.js';
 import { CLI } from '../../support/paths.js';
 import { runShim, startDaemonProcess, tempDir, waitFor } from '../../support/processes.js';
@@ -36,6 +36,12 @@ interface Refused {
   stop(): Promise<number | null>;
 }
 
+/** Stops every refused daemon a test started and left running (a failed assertion skips its own stop). */
+const running: Array<() => Promise<unknown>> = [];
+afterEach(async () => {
+  await Promise.all(running.splice(0).map((stop) => stop()));
+});
+
 /** The built daemon, expected to refuse its start and stay up on `port`. */
 async function startRefusedServing(env: Record<string, string>, port: number): Promise<Refused> {
   const child = spawn(process.execPath, [CLI, 'daemon'], {
@@ -45,6 +51,8 @@ async function startRefusedServing(env: Record<string, string>, port: number): P
   let err = '';
   child.stderr.on('data', (c: Buffer) => (err += c.toString('utf8')));
   const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+  // a failing assertion must not leave the refused daemon running after the file
+  running.push(() => (child.exitCode === null && child.signalCode === null ? (child.kill('SIGKILL'), exited) : exited));
   const line = await Promise.race([
     waitFor('the refusal being served', () => /^.*"msg":"refused to start; serving.*$/m.exec(err)?.[0], 20_000),
     exited.then((code) => {

@@ -4,7 +4,8 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { traceIdFor } from '../../src/otel/ids.js';
 import { postHook } from '../support/hook-client.js';
-import { binomialBounds, counter, historyLines, session, type Session } from '../support/fleet-turns.js';
+import { binomialBounds, counter, session, type Session } from '../support/fleet-turns.js';
+import { historyLines } from '../support/history-lines.js';
 import { startDaemonProcess, waitFor, type DaemonProcess } from '../support/processes.js';
 import { startCollector, startJaeger, stopAllServices, type CollectorService, type FoundTrace, type JaegerService } from './support/services.js';
 

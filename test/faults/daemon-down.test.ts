@@ -1,7 +1,6 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { spawn } from 'node:child_process';
-import { createServer } from 'node:net';
 import path from 'node:path';
 import { aepValidator } from '../support/aep-validator.js';
 import { inProcessDaemon } from '../support/in-process-daemon.js';
@@ -11,6 +10,7 @@ import { scriptedSession, SENTINEL, type Envelope } from '../support/scripted-se
 import { readLogs, streamViolations, type Ev } from '../support/stream-invariants.js';
 import { safeFileName } from '../../src/history/safe-file-name.js';
 import { hookEnvelopeSchema } from '../../src/hermes/envelope.js';
+import { freePort } from '../support/ports.js';
 
 /**
  * The daemon stops (SIGTERM) or dies (kill -9) in the middle of a turn while
@@ -28,17 +28,6 @@ interface Fired {
   readonly ms: number;
   readonly stdout: string;
   readonly code: number | null;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
 }
 
 /** What one uninterrupted process makes of the script: per log file, each event's type and the hook it came from. */

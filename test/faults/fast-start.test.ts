@@ -2,7 +2,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { cpSync, existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { Agent, request } from 'node:http';
-import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { cardSpanId, toolSpanId } from '../../src/otel/ids.js';
@@ -11,6 +10,7 @@ import { decodeResourceSpans, type DecodedSpan } from '../support/otlp-json.js';
 import { tempDir, waitFor } from '../support/processes.js';
 import type { Envelope } from '../support/scripted-session.js';
 import { soakEnvelope, soakSession, soakSessionId, writeSoakHistory, type SoakHistory } from '../support/soak-history.js';
+import { freePort } from '../support/ports.js';
 
 /**
  * Restart to healthy took seconds under load, and 21.8 s after a 300k-event
@@ -45,17 +45,6 @@ interface Daemon {
   stop(): Promise<number | null>;
   kill(): Promise<void>;
   stderr(): string;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const a = s.address();
-      s.close(() => resolve(typeof a === 'object' && a ? a.port : 0));
-    });
-  });
 }
 
 function get(port: number, p: string): Promise<{ status: number; body: string }> {

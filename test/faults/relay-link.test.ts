@@ -1,4 +1,3 @@
-import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { createServer, connect, type Server, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
@@ -6,30 +5,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { keyedSession, postHook } from '../support/hook-client.js';
 import { startDaemonProcess, waitFor, type DaemonProcess } from '../support/processes.js';
 import { SseConsumer, WsConsumer } from '../support/aep-stream-client.js';
+import { historyEvents } from '../support/history-lines.js';
 
 const TOKEN = 'relay-fault-token-0123456789abcdef';
 /** content planted in the prompt and the command: A captures `full`, so only the ceiling keeps it out of a stream */
 const PLANT = 'PLANTEDxRELAYxMARKER';
-
-/** every event line under `dir` (all agents, any layout), parsed */
-function historyEvents(dir: string): Record<string, any>[] {
-  const out: Record<string, any>[] = [];
-  const walk = (d: string) => {
-    let names: string[];
-    try {
-      names = readdirSync(d);
-    } catch {
-      return;
-    }
-    for (const n of names) {
-      const p = path.join(d, n);
-      if (statSync(p).isDirectory()) walk(p);
-      else if (n.endsWith('.jsonl')) for (const line of readFileSync(p, 'utf8').split('\n')) if (line) out.push(JSON.parse(line) as Record<string, any>);
-    }
-  };
-  walk(dir);
-  return out;
-}
 
 /** A loopback TCP proxy to `port` that can be cut (every connection destroyed, new ones refused) and restored. */
 async function cuttableProxy(port: number): Promise<{ port: number; cut(): void; restore(): void; close(): Promise<void> }> {

@@ -1,5 +1,3 @@
-import { readdirSync, readFileSync, statSync } from 'node:fs';
-import path from 'node:path';
 import { traceIdFor } from '../../src/otel/ids.js';
 import { SENTINEL } from './scripted-session.js';
 
@@ -61,26 +59,6 @@ export function session(runTag: string, host: number, i: number): Session {
   else bodies.push(post('c1', { status: 'ok', result: 'ok' }));
   bodies.push(env('on_session_end', { turn_id: run, completed: true, interrupted: false }), env('on_session_finalize', {}));
   return { host, sid, run, kind, traceId: traceIdFor(sid, run), bodies };
-}
-
-/** every event line under `dir` (any depth), raw */
-export function historyLines(dir: string): string[] {
-  const out: string[] = [];
-  const walk = (d: string) => {
-    let names: string[];
-    try {
-      names = readdirSync(d);
-    } catch {
-      return;
-    }
-    for (const n of names) {
-      const p = path.join(d, n);
-      if (statSync(p).isDirectory()) walk(p);
-      else if (n.endsWith('.jsonl')) for (const line of readFileSync(p, 'utf8').split('\n')) if (line) out.push(line);
-    }
-  };
-  walk(dir);
-  return out;
 }
 
 /** Sum of a Prometheus counter's samples whose labels include every `want` pair. */

@@ -4,7 +4,7 @@
 // otelcol_receiver_accepted_spans counter), and none dropped (the daemon's /healthz sinks.otel counters).
 import { spawn } from 'node:child_process';
 import path from 'node:path';
-import { freePorts } from '../../e2e/support/ports.js';
+import { freePorts } from '../../support/ports.js';
 import { ROOT } from '../../support/paths.js';
 import { startDaemonProcess, waitFor } from '../../support/processes.js';
 import { soakSession } from '../../support/soak-history.js';

@@ -3,7 +3,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { ROOT } from '../../support/paths.js';
 import { tempDir } from '../../support/processes.js';
-import { freePorts } from './ports.js';
+import { freePorts } from '../../support/ports.js';
 import { decodeResourceSpans, type DecodedSpan } from '../../support/otlp-json.js';
 import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
 

@@ -1,12 +1,12 @@
 import { spawn } from 'node:child_process';
 import { chownSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { postHook } from '../../support/hook-client.js';
 import { CLI } from '../../support/paths.js';
 import { runShim, startDaemonProcess, tempDir, waitFor } from '../../support/processes.js';
 import { readLogs } from '../../support/stream-invariants.js';
+import { freePort } from '../../support/ports.js';
 
 /**
  * AEP_START_REFUSED=serve (the image's setting): a start refused by what the
@@ -18,17 +18,6 @@ import { readLogs } from '../../support/stream-invariants.js';
 /** a uid that is not this process's */
 const OTHER_UID = 65534;
 const OWN_UID = process.getuid?.() ?? 0;
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 interface Refused {
   readonly url: string;

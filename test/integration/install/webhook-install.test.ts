@@ -6,7 +6,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { execFile, execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { REGISTERED_HOOKS } from '../../../src/hermes/envelope.js';
@@ -17,6 +16,7 @@ import { keyedSession } from '../../support/hook-client.js';
 import { CLI } from '../../support/paths.js';
 import { httpCall, startDaemonProcess, tempDir, waitFor } from '../../support/processes.js';
 import { requirePython } from '../../support/python.js';
+import { freePort } from '../../support/ports.js';
 
 const run = promisify(execFile);
 beforeAll(() => requirePython('yaml'));
@@ -238,18 +238,6 @@ describe('install --transport webhook refuses, exit 2, writing nothing', () => {
     expect(existsSync(w.state)).toBe(false);
   });
 });
-
-/** A loopback port nobody listens on now (the daemon below is started on it). */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const port = (srv.address() as { port: number }).port;
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 describe('install --transport webhook, then the built daemon', () => {
   it('a delivery signed with the secret install wrote into config.yaml, posted to the url it wrote, reaches the history', async () => {

@@ -1,10 +1,11 @@
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { httpCall, startDaemonProcess, tempDir, waitFor, type DaemonProcess } from '../../support/processes.js';
 import { keyedSession } from '../../support/hook-client.js';
 import { pythonDeliveries, type Delivery } from '../../support/hermes-webhook.js';
 import { requirePython } from '../../support/python.js';
+import { historyEvents } from '../../support/history-lines.js';
 
 /**
  * POST /webhook against the built daemon, with deliveries built and signed by
@@ -25,21 +26,6 @@ const secretOf = (d: DaemonProcess) => readFileSync(path.join(d.stateDir, 'webho
 const post = (d: DaemonProcess, w: Delivery, o: { body?: Buffer; headers?: Record<string, string | number> } = {}) =>
   httpCall({ url: d.url }, { method: 'POST', path: '/webhook', headers: { host: '127.0.0.1', ...w.headers, ...o.headers }, body: o.body ?? w.body });
 const webhookStats = async (d: DaemonProcess) => (await d.health()).transport.webhook as Record<string, number>;
-
-/** Every event line of the history, in file order. */
-function historyEvents(d: DaemonProcess): Record<string, any>[] {
-  const out: Record<string, any>[] = [];
-  const walk = (dir: string) => {
-    for (const name of readdirSync(dir).sort()) {
-      const p = path.join(dir, name);
-      if (statSync(p).isDirectory()) walk(p);
-      else if (name.endsWith('.jsonl'))
-        for (const line of readFileSync(p, 'utf8').split('\n')) if (line.trim()) out.push(JSON.parse(line) as Record<string, any>);
-    }
-  };
-  walk(d.historyDir);
-  return out;
-}
 
 /**
  * A session's events as the transports can make them alike: its Hermes session id replaced, the daemon's own
@@ -79,7 +65,7 @@ describe('POST /webhook (Hermes outbound webhooks) against the built daemon', ()
       );
       expect(r.status).toBe(200);
     }
-    const events = historyEvents(daemon);
+    const events = historyEvents(daemon.historyDir);
     const wh = ofSession(events, 'wh-sess');
     const hk = ofSession(events, 'hk-sess');
     expect(wh.map((e) => e.type)).toEqual([
@@ -150,7 +136,7 @@ describe('POST /webhook (Hermes outbound webhooks) against the built daemon', ()
     expect(health.transport.webhook).toMatchObject({ accepted: 0, bad_signature: 3, stale: 2, malformed: 2, replayed: 0 });
     expect(health.transport.refused.host).toBe(1);
     expect(health.hooks).toBe(0);
-    expect(historyEvents(daemon)).toEqual([]);
+    expect(historyEvents(daemon.historyDir)).toEqual([]);
   });
 
   it('answers a replayed delivery 200 without processing it again, also after a restart', async () => {
@@ -178,7 +164,7 @@ describe('POST /webhook (Hermes outbound webhooks) against the built daemon', ()
     expect((await daemon.health()).hooks).toBe(0);
     // a new delivery is still processed
     expect((await post(daemon, second!)).status).toBe(200);
-    await waitFor('two events in the history', () => (historyEvents(daemon!).length === 2 ? true : undefined));
-    expect(historyEvents(daemon).map((e) => e.type)).toEqual(['session.started', 'run.started']);
+    await waitFor('two events in the history', () => (historyEvents(daemon!.historyDir).length === 2 ? true : undefined));
+    expect(historyEvents(daemon.historyDir).map((e) => e.type)).toEqual(['session.started', 'run.started']);
   });
 });

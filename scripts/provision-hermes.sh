@@ -18,31 +18,15 @@ PREFIX="$CACHE_ROOT/hermes-$HERMES_VERSION"
 VENV="$PREFIX/venv"
 PY="${HERMES_PYTHON:-python3.11}"
 
-installed_version() {
-  [ -x "$VENV/bin/python" ] || return 1
-  "$VENV/bin/python" - <<'PYEOF' 2>/dev/null
-import importlib.metadata as m
-print(m.version("hermes-agent"))
-PYEOF
-}
+# shellcheck source=lib/pip-venv.sh
+. "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/lib/pip-venv.sh"
 
-if [ "$(installed_version || true)" = "$HERMES_VERSION" ] && [ -x "$VENV/bin/hermes" ]; then
+if [ "$(venv_versions "$VENV" hermes-agent || true)" = "$HERMES_VERSION" ] && [ -x "$VENV/bin/hermes" ]; then
   echo "hermes-agent $HERMES_VERSION already installed in $VENV" >&2
 else
-  if ! command -v "$PY" >/dev/null 2>&1; then
-    echo "provision-hermes: $PY not found (Hermes $HERMES_VERSION needs Python >=3.11,<3.14)" >&2
-    exit 1
-  fi
-  mkdir -p "$PREFIX"
-  if [ ! -x "$VENV/bin/python" ]; then
-    echo "creating venv at $VENV" >&2
-    "$PY" -m venv "$VENV"
-  fi
   start=$(date +%s)
-  echo "installing hermes-agent==$HERMES_VERSION" >&2
-  "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check --upgrade pip >&2
-  "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check "hermes-agent==$HERMES_VERSION" >&2
-  got="$(installed_version || true)"
+  venv_install "$VENV" "$PY" "hermes-agent==$HERMES_VERSION" || { echo "provision-hermes: Hermes $HERMES_VERSION needs Python >=3.11,<3.14" >&2; exit 1; }
+  got="$(venv_versions "$VENV" hermes-agent || true)"
   if [ "$got" != "$HERMES_VERSION" ] || [ ! -x "$VENV/bin/hermes" ]; then
     echo "provision-hermes: install failed (found version '${got:-none}')" >&2
     exit 1

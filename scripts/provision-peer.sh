@@ -20,28 +20,16 @@ lock_cache "$CACHE_ROOT" provision-peer
 VENV="$CACHE_ROOT/agento11y-hermes-$PEER_VERSION+hermes-$HERMES_VERSION/venv"
 PY="${HERMES_PYTHON:-python3.11}"
 
-versions() {
-  [ -x "$VENV/bin/python" ] || return 1
-  "$VENV/bin/python" - <<'PYEOF' 2>/dev/null
-import importlib.metadata as m
-print(m.version("hermes-agent"), m.version("agento11y-hermes"))
-PYEOF
-}
+# shellcheck source=lib/pip-venv.sh
+. "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/lib/pip-venv.sh"
 
-if [ "$(versions || true)" = "$HERMES_VERSION $PEER_VERSION" ] && [ -x "$VENV/bin/hermes" ]; then
+if [ "$(venv_versions "$VENV" hermes-agent agento11y-hermes || true)" = "$HERMES_VERSION $PEER_VERSION" ] && [ -x "$VENV/bin/hermes" ]; then
   echo "hermes-agent $HERMES_VERSION with agento11y-hermes $PEER_VERSION already installed in $VENV" >&2
 else
-  if ! command -v "$PY" >/dev/null 2>&1; then
-    echo "provision-peer: $PY not found (Hermes $HERMES_VERSION and agento11y-hermes need Python >=3.11)" >&2
-    exit 1
-  fi
-  mkdir -p "$(dirname "$VENV")"
-  [ -x "$VENV/bin/python" ] || "$PY" -m venv "$VENV"
   start=$(date +%s)
-  echo "installing hermes-agent==$HERMES_VERSION agento11y-hermes==$PEER_VERSION into $VENV" >&2
-  "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check --upgrade pip >&2
-  "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check "hermes-agent==$HERMES_VERSION" "agento11y-hermes==$PEER_VERSION" >&2
-  got="$(versions || true)"
+  venv_install "$VENV" "$PY" "hermes-agent==$HERMES_VERSION" "agento11y-hermes==$PEER_VERSION" \
+    || { echo "provision-peer: Hermes $HERMES_VERSION and agento11y-hermes need Python >=3.11" >&2; exit 1; }
+  got="$(venv_versions "$VENV" hermes-agent agento11y-hermes || true)"
   if [ "$got" != "$HERMES_VERSION $PEER_VERSION" ] || [ ! -x "$VENV/bin/hermes" ]; then
     echo "provision-peer: install failed (found '${got:-none}')" >&2
     exit 1

@@ -18,7 +18,7 @@ daemon naming the variable, never its value). The main ones:
   AEP_CAPTURE          capture ceiling: none | metadata | redacted | full (metadata)
   AEP_DEBUG            one stderr line per hook (false)
   OTEL_*               the OpenTelemetry mirror (OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_TRACES_EXPORTER, ...)
-The full table with every variable and its default: README.md, section "Settings".
+The full table with every variable and its default: docs/reference.md, section "Settings".
 `;
 
 const HOOK_ENV = `

@@ -6,7 +6,7 @@ import { readSettings } from '../../../src/daemon/settings.js';
 import { ROOT } from '../../support/paths.js';
 
 /**
- * Every setting the README lists, with a value it must refuse and the rule
+ * Every setting docs/reference.md lists, with a value it must refuse and the rule
  * the error must state. Each is read the way the daemon reads them
  * (`readSettings`: the daemon's and the mirror's), alone in the environment.
  */
@@ -94,10 +94,10 @@ const BAD: Record<string, [bad: string, rule: string]> = {
   AEP_OTEL_LOGS_CAPTURE: ['all', 'one of none, metadata, redacted, full'],
 };
 
-/** The README's Settings section: each table row's variables, and whether the row is the shim's alone. */
+/** docs/reference.md's Settings section: each table row's variables, and whether the row is the shim's alone. */
 function readmeSettings(): { daemon: Set<string>; shimOnly: Set<string> } {
-  const readme = readFileSync(path.join(ROOT, 'README.md'), 'utf8');
-  const section = readme.slice(readme.indexOf('\n## Settings'), readme.indexOf('\n## ', readme.indexOf('\n## Settings') + 1));
+  const doc = readFileSync(path.join(ROOT, 'docs', 'reference.md'), 'utf8');
+  const section = doc.slice(doc.indexOf('\n## Settings'), doc.indexOf('\n## ', doc.indexOf('\n## Settings') + 1));
   const daemon = new Set<string>();
   const shimOnly = new Set<string>();
   for (const row of section.split('\n').filter((l) => l.startsWith('| `'))) {
@@ -107,7 +107,7 @@ function readmeSettings(): { daemon: Set<string>; shimOnly: Set<string> } {
   return { daemon, shimOnly };
 }
 
-describe('every setting the README lists refuses a bad value, naming the variable and what it accepts', () => {
+describe('every setting docs/reference.md lists refuses a bad value, naming the variable and what it accepts', () => {
   it.each(Object.entries(BAD))('%s', (name, [bad, rule]) => {
     let err: unknown;
     try {
@@ -124,10 +124,10 @@ describe('every setting the README lists refuses a bad value, naming the variabl
     if (!e.problems[0]!.rule.includes(bad)) expect(e.message).not.toContain(bad);
   });
 
-  it('the table above is exactly the README settings the daemon reads (the shim-only rows are the shim’s own)', () => {
+  it('the table above is exactly the docs/reference.md settings the daemon reads (the shim-only rows are the shim’s own)', () => {
     const { daemon, shimOnly } = readmeSettings();
     expect([...daemon].sort()).toEqual(Object.keys(BAD).sort());
-    // the shim reads its few variables itself, without dependencies (README says why)
+    // the shim reads its few variables itself, without dependencies (docs/reference.md says why)
     expect([...shimOnly].sort()).toEqual(['AEP_HOOK_URL', 'AEP_SHIM_TIMEOUT_MS', 'AEP_SPOOL_MAX_BYTES', 'AEP_SPOOL_MAX_FILES']);
   });
 });

@@ -9,10 +9,11 @@ import { scriptedSession } from '../../support/scripted-session.js';
 const OTEL = path.join(ROOT, 'src', 'otel');
 const CATALOGUE_FILE = 'attribute-catalogue.ts';
 
-/** docs/spans.md's table (the README links it): attribute name → the "on" cell, in row order. */
+/** docs/reference.md's Span attributes table: attribute name → the "on" cell, in row order. */
 function readmeRows(): [string, string][] {
-  const section = readFileSync(path.join(ROOT, 'docs', 'spans.md'), 'utf8');
-  expect(section, 'docs/spans.md has the attribute table').toContain('| attribute | on | what |');
+  const doc = readFileSync(path.join(ROOT, 'docs', 'reference.md'), 'utf8');
+  const section = doc.slice(doc.indexOf('\n## Span attributes'), doc.indexOf('\n## ', doc.indexOf('\n## Span attributes') + 1));
+  expect(section, 'docs/reference.md has the attribute table').toContain('| attribute | on | what |');
   const rows: [string, string][] = [];
   for (const line of section.split('\n')) {
     const m = /^\| `([^`]+)` \| ([^|]+) \|/.exec(line);
@@ -32,7 +33,7 @@ function sources(): [string, string][] {
 }
 
 describe('the span attribute catalogue', () => {
-  it('the docs/spans.md table lists exactly the catalogue, each name once, in its place', () => {
+  it('the docs/reference.md table lists exactly the catalogue, each name once, in its place', () => {
     const rows = readmeRows();
     const names = rows.map(([n]) => n);
     expect(new Set(names).size, 'a name listed twice').toBe(names.length);

@@ -91,11 +91,21 @@ accept instructions: AEP_INSTRUCT=1 on the daemon side).
 ${CONTROL_ENV}`;
 
 const DOCTOR_HELP = `
-Reports: the Hermes version (hermes_cli/__init__.py), the hooks its VALID_HOOKS lists that the mapping does not
-know, the known hooks it no longer lists, the hooks it refuses to shell hooks (SHELL_UNSUPPORTED_HOOKS, where
-present), and whether it has outbound webhooks (agent/outbound_webhooks.py). docs/hermes-drift.md says how to read it.
+One line a check: ok|warn|FAIL  <what>: <finding>, and under each that is not ok
+"fix:" with the command or setting that fixes it. In order: the runtime (node
+against package.json engines); the daemon (GET /healthz on its unix socket, and
+over TCP when AEP_PORT is set; a refused start lists its problems); the
+transport install left in HERMES_HOME (shell, plugin, webhook, or none); each
+registered command (its pinned node exists and runs, its shim exists); where
+they send hooks against the daemon found; the hook token (present and 0600
+when TCP is in use); the allowlist (Hermes approves each shell hook); the
+installed Hermes's version and hook list against the mapping (drift); the OTLP
+endpoint (a TCP connect, nothing sent); free disk under the history dir.
+Environment: as the daemon and the shim read it (AEP_STATE_DIR, AEP_SOCKET,
+AEP_HOST/AEP_PORT, AEP_LOG_DIR, OTEL_EXPORTER_OTLP_[TRACES_]ENDPOINT), and
+HERMES_HOME. docs/doctor.md lists each check and its fix.
 
-Exit status: 0 no drift (nothing unknown, nothing gone); 1 drift found; 2 no Hermes found, or its hook list unreadable.`;
+Exit status: 0 all ok (warnings allowed); 1 any FAIL; 2 doctor itself could not run.`;
 
 /** Commander's own usage errors (a missing argument, an unknown option) exit 2 for the control commands, like theirs. */
 const usageExit = (err: { exitCode: number }) => process.exit(err.exitCode === 0 ? 0 : 2);
@@ -224,15 +234,20 @@ async function program(): Promise<CommandType> {
   cli
     .command('doctor')
     .description(
-      "read the installed Hermes's hook list (hermes_cli/plugins.py VALID_HOOKS, statically: Hermes is never imported) and report drift against the mapping",
+      'check the runtime, the daemon, the registration in Hermes, the token and allowlist, the Hermes hook list, OTLP and disk; each problem with its fix',
     )
     .option('--hermes <path>', 'the hermes executable, its venv, its checkout or site-packages (default: hermes on PATH, then ~/.hermes/hermes-agent)')
+    .option('--hermes-home <dir>', "Hermes's directory (default HERMES_HOME or ~/.hermes)")
+    .option('--json', 'print {status, checks: [{level, what, finding, fix?}]} as one JSON line')
     .allowExcessArguments(false)
     .addHelpText('after', DOCTOR_HELP)
-    .action(async (o: { hermes?: string }) => {
-      const report = (await import('./install/doctor.js')).doctor(o.hermes);
-      process.stdout.write(`${report.lines.join('\n')}\n`);
-      process.exitCode = report.status;
+    .action(async (o: { hermes?: string; hermesHome?: string; json?: boolean }) => {
+      try {
+        await (await import('./install/doctor/run.js')).runDoctorCli(o);
+      } catch (err) {
+        process.stderr.write(`hermes-aep doctor: could not run: ${(err as Error).message}\n`);
+        process.exitCode = 2;
+      }
     });
 
   const repeat = (v: string, prev: string[] = []) => [...prev, v];

@@ -114,3 +114,13 @@ export function ourOutbound(text: string): { item: YAMLMap; clean: boolean }[] {
   const l = lines(text);
   return oursIn(l, marks(l), h.map).perPair.flatMap((p) => (p.event === OUTBOUND_KEY ? p.ours : []));
 }
+
+/** Each of our shell hook entries with its event (what doctor checks against the allowlist). */
+export function ourShellEntries(text: string): { event: string; command: string }[] {
+  const h = hooksMap(load(text));
+  if (!h) return [];
+  const l = lines(text);
+  return oursIn(l, marks(l), h.map)
+    .perPair.filter((p) => p.event !== undefined && p.event !== OUTBOUND_KEY)
+    .flatMap((p) => p.ours.map((o) => ({ event: p.event!, command: String(o.item.get('command')) })));
+}

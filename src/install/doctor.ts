@@ -6,11 +6,11 @@ import { locateHermes } from './hermes-install.js';
 import { readSetLiteral, readVersion } from './valid-hooks.js';
 
 /**
- * `hermes-aep doctor`: what the installed Hermes's own hook list says about this adapter's mapping. Read statically
- * (never imported): `hermes_cli/plugins.py` VALID_HOOKS (and SHELL_UNSUPPORTED_HOOKS where present), the version in
- * `hermes_cli/__init__.py`, and whether `agent/outbound_webhooks.py` exists. Exit status: 0 nothing unknown and
- * nothing gone; 1 drift (a hook the mapping does not know, or a known one that disappeared); 2 no Hermes found, or
- * its hook list unreadable.
+ * The installed Hermes's own hook list against this adapter's mapping: the `hermes` check of `hermes-aep doctor`
+ * (doctor/hermes-check.ts turns it into one). Read statically (never imported): `hermes_cli/plugins.py` VALID_HOOKS
+ * (and SHELL_UNSUPPORTED_HOOKS where present), the version in `hermes_cli/__init__.py`, and whether
+ * `agent/outbound_webhooks.py` exists. Status: 0 nothing unknown and nothing gone; 1 drift (a hook the mapping does
+ * not know, or a known one that disappeared); 2 no Hermes found, or its hook list unreadable.
  */
 export interface DoctorReport {
   readonly status: 0 | 1 | 2;

@@ -10,6 +10,7 @@ import { pythonNowIso } from './py-time.js';
 import { shlexSplit } from './shell-words.js';
 import { placeShim, shimDir } from './shim-copy.js';
 import { resolveTarget } from './shim-target.js';
+import { pinRuntime } from './runtime-pin.js';
 import { packageVersion } from './version.js';
 import { pluginDir, pluginState, removePlugin } from './plugin-copy.js';
 import { runPluginInstall } from './install-plugin.js';
@@ -39,7 +40,8 @@ export async function runInstall(opts: InstallOptions): Promise<void> {
   const version = packageVersion();
   const source = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', 'shim', 'hook.cjs');
   const shimPath = path.join(shimDir(target.stateDir, version), 'hook.cjs');
-  const command = shimCommand(process.execPath, shimPath, [...target.args, ...gates.args]);
+  const runtime = await pinRuntime();
+  const command = shimCommand(runtime.node, shimPath, [...target.args, ...gates.args]);
   const entry = { command, ...timeouts };
   const differing = Object.keys(timeouts.timeouts).map((ev) => `${ev}: ${timeoutFor(entry, ev)}`);
   const timeoutLine = `${entry.timeout}${differing.length ? ` (${differing.join(', ')})` : ''}`;
@@ -60,6 +62,7 @@ export async function runInstall(opts: InstallOptions): Promise<void> {
       ? `  shim: ${placed.path} (version ${version}, already in place)`
       : `  shim: ${placed.action === 'copied' ? 'copy' : 'replace (same version, different bytes)'} ${source} → ${placed.path} (read-only, directory 0700)`,
   );
+  report.push(`  ${runtime.line}`, ...(runtime.warning ? [`  ${runtime.warning}`] : []));
   report.push(`  target: ${target.summary}`);
   report.push(`  gates: ${gates.summary}`, ...daemonNote(gates));
   report.push(modelCallSummary(opts, 'shell'));

@@ -15,6 +15,7 @@ import { pluginDir, pluginState, removePlugin } from './plugin-copy.js';
 import { pythonNowIso } from './py-time.js';
 import { placeShim, shimDir } from './shim-copy.js';
 import { resolveTarget, TargetError } from './shim-target.js';
+import { pinRuntime } from './runtime-pin.js';
 import { packageVersion } from './version.js';
 import { requireOutboundWebhooks, shimUrlOption, splitEvents, webhookUrl, WebhookRefused } from './webhook-target.js';
 
@@ -59,7 +60,8 @@ export async function runWebhookInstall(opts: InstallOptions): Promise<void> {
   const version = packageVersion();
   const source = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', 'shim', 'hook.cjs');
   const shimPath = path.join(shimDir(target.stateDir, version), 'hook.cjs');
-  const command = shimCommand(process.execPath, shimPath, [...target.args, ...gates.args]);
+  const runtime = await pinRuntime();
+  const command = shimCommand(runtime.node, shimPath, [...target.args, ...gates.args]);
   const entry = { command, ...timeouts };
   const shell = shellEvents.length > 0 ? { entry, events: shellEvents } : undefined;
   const plan = (secret: string) => addWebhook(configText ?? '', shell, { url, events, secret }, { create: configText === undefined });
@@ -86,6 +88,7 @@ export async function runWebhookInstall(opts: InstallOptions): Promise<void> {
   if (shell) {
     const placed = await placeShim(source, target.stateDir, version, { dryRun: opts.dryRun });
     report.push(`  shell hooks kept for the gated events (a webhook cannot answer): ${shellEvents.join(', ')}`);
+    report.push(`    ${runtime.line}`, ...(runtime.warning ? [`    ${runtime.warning}`] : []));
     report.push(
       placed.action === 'kept'
         ? `    shim: ${placed.path} (version ${version}, already in place)`

@@ -15,6 +15,7 @@ import { shlexSplit } from '../../../src/install/shell-words.js';
 import { REGISTERED_HOOKS } from '../../../src/hermes/envelope.js';
 import { CLI, readJson } from '../../support/paths.js';
 import { tempDir } from '../../support/processes.js';
+import { pathWithOnlyThisNode } from '../../support/node-path.js';
 
 const run = promisify(execFile);
 const VERSION = readJson<{ version: string }>('package.json').version;
@@ -119,7 +120,7 @@ describe('config.yaml with a gated entry (pure edits): only pre_tool_call’s ti
 
 /** A clean environment: no AEP_* target or gate from the caller's shell. */
 function envFor(extra: Record<string, string>): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env, ...NO_GATES, ...extra };
+  const env: NodeJS.ProcessEnv = { ...process.env, PATH: pathWithOnlyThisNode(), ...NO_GATES, ...extra };
   for (const k of ['AEP_SOCKET', 'AEP_PORT', 'AEP_HOST', 'AEP_HOOK_URL', 'AEP_STATE_DIR']) if (!(k in extra)) delete env[k];
   return env;
 }

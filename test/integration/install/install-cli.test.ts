@@ -14,13 +14,14 @@ import { shlexSplit } from '../../../src/install/shell-words.js';
 import { REGISTERED_HOOKS } from '../../../src/hermes/envelope.js';
 import { CLI, readJson, SHIM } from '../../support/paths.js';
 import { tempDir } from '../../support/processes.js';
+import { pathWithOnlyThisNode } from '../../support/node-path.js';
 
 const run = promisify(execFile);
 const VERSION = readJson<{ version: string }>('package.json').version;
 
 /** A clean environment: no AEP_* target from the caller's shell. */
 function envFor(extra: Record<string, string>): NodeJS.ProcessEnv {
-  const env = { ...process.env, ...extra };
+  const env: NodeJS.ProcessEnv = { ...process.env, PATH: pathWithOnlyThisNode(), ...extra };
   for (const k of ['AEP_SOCKET', 'AEP_PORT', 'AEP_HOST', 'AEP_HOOK_URL', 'AEP_STATE_DIR', 'AEP_HERMES_CONTROL', 'AEP_INSTRUCT', 'AEP_ATTENTION_TIMEOUT_MS'])
     if (!(k in extra)) delete env[k];
   return env;

@@ -9,6 +9,7 @@ import { addApprovals, removeApprovals } from '../../../src/install/allowlist.js
 import { REGISTERED_HOOKS } from '../../../src/hermes/envelope.js';
 import { CLI, readJson } from '../../support/paths.js';
 import { tempDir } from '../../support/processes.js';
+import { pathWithOnlyThisNode } from '../../support/node-path.js';
 
 const run = promisify(execFile);
 const USER_CONFIG = `# my settings
@@ -77,7 +78,7 @@ describe('hermes-aep install / uninstall (the real CLI on a temp HERMES_HOME)', 
     mkdirSync(home, { recursive: true });
     const cfgFile = path.join(home, 'config.yaml');
     writeFileSync(cfgFile, USER_CONFIG);
-    const env = { ...process.env, HERMES_HOME: home, AEP_STATE_DIR: state };
+    const env = { ...process.env, PATH: pathWithOnlyThisNode(), HERMES_HOME: home, AEP_STATE_DIR: state };
     const registered = shimCommand(process.execPath, path.join(state, 'shim', readJson<{ version: string }>('package.json').version, 'hook.cjs'), [
       '--state-dir',
       state,

@@ -28,6 +28,8 @@ export interface AepEnvelope {
   readonly hermesprovider?: string;
   /** extension attribute: the event came from the shim's spool (the daemon was down when the hook fired); the spool file's key */
   readonly hermesspool?: string;
+  /** extension attribute on `session.ended`: `idle` when the daemon ended a session Hermes stopped speaking in (AEP_SESSION_IDLE_S), absent when Hermes ended it */
+  readonly hermesendedby?: 'idle';
 }
 
 /**
@@ -47,8 +49,8 @@ export type AepEvent = { [T in KnownType]: AepEventOf<T> }[KnownType] | AepEvent
 export const isType = <T extends AepType>(ev: AepEvent, ...types: readonly T[]): ev is Extract<AepEvent, { readonly type: T }> =>
   (types as readonly string[]).includes(ev.type);
 
-/** The extension attributes an event may carry from its envelope (AEP-0001 §5.4). */
-export type AepExtensions = Pick<AepEnvelope, 'hermesmodel' | 'hermesplatform' | 'hermesprovider'>;
+/** The extension attributes an event may carry (AEP-0001 §5.4): from its Hermes envelope, or the daemon's idle close. */
+export type AepExtensions = Pick<AepEnvelope, 'hermesmodel' | 'hermesplatform' | 'hermesprovider' | 'hermesendedby'>;
 
 /** The lane for events whose session cannot be known (approval payloads carry `session_id: ""`). */
 export const UNKNOWN_SESSION = 'unknown';

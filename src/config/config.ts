@@ -32,6 +32,14 @@ const toolPattern = (raw: string): RegExp | undefined => {
   }
 };
 const HOUR_MS = 3_600_000;
+/**
+ * A session Hermes has not spoken in for an hour is over: `hermes -z` and a killed Hermes never finalize, and the
+ * span mirror already closes a session's open spans after the same hour of silence (AEP_OTEL_IDLE_MS), so the
+ * history and the trace agree on when a silent session ended. Longer than any wait Hermes itself has inside a
+ * turn (a clarify or approval prompt, a hook timeout: minutes), short enough that `sessions_active` means
+ * "sessions in use" within the hour.
+ */
+export const DEFAULT_SESSION_IDLE_S = 3_600;
 const HOST_NAME = /^[A-Za-z0-9._-]{1,253}$/;
 /** an IP address (a v6 one with or without brackets) or a host name, never a port or a URL */
 const isHost = (s: string) => isIP(s.replace(/^\[(.*)\]$/, '$1')) !== 0 || HOST_NAME.test(s);
@@ -79,6 +87,8 @@ const daemonSettings = z
     // Hermes's outbound webhooks: a delivery whose timestamp is further than this from the daemon's clock is refused
     AEP_WEBHOOK_WINDOW_S: int(10, 86_400).default(300),
     AEP_SNAPSHOT_INTERVAL_MS: int(0, 24 * HOUR_MS).default(30_000),
+    // a session silent this long is ended by the daemon (`session.ended {reason: timeout}`, `hermesendedby: idle`); 0: never
+    AEP_SESSION_IDLE_S: int(0, 30 * 86_400).default(DEFAULT_SESSION_IDLE_S),
     // --- the AEP stream (AEP-0003): embedded endpoint, ingest, relay link ---
     AEP_TOKEN: setting('16 to 512 printable characters without spaces', (raw) => (/^[\x21-\x7e]{16,512}$/.test(raw) ? raw : undefined)).optional(),
     AEP_STREAM_READ: oneOf(['token', 'open'] as const).default('token'),
@@ -149,6 +159,8 @@ const daemonSettings = z
       webhook: { secretFile: path.join(stateDir, WEBHOOK_SECRET_FILE), windowMs: e.AEP_WEBHOOK_WINDOW_S * 1000 },
       /** how often the start-up snapshot is written (also at shutdown); 0: only at shutdown */
       snapshotIntervalMs: e.AEP_SNAPSHOT_INTERVAL_MS,
+      /** AEP_SESSION_IDLE_S in ms: a session Hermes has not spoken in for this long is ended by the daemon; 0: never */
+      sessionIdleMs: e.AEP_SESSION_IDLE_S * 1000,
       stream: {
         /** AEP_TOKEN: authenticates stream clients (ingest, control) and this daemon to its relay; absent = watch-only over TCP, for holders of the hook token (or anyone with AEP_STREAM_READ=open) */
         ...(e.AEP_TOKEN !== undefined ? { token: e.AEP_TOKEN } : {}),

@@ -153,6 +153,12 @@ export class ControlTarget {
     });
   }
 
+  /** Whether a hook of `session` is held on a gate card now (a person is being asked): the idle close passes it over. */
+  holds(session: string): boolean {
+    for (const h of this.held.values()) if (h.session === session) return true;
+    return false;
+  }
+
   /** A gate card that could not be held (its events not written): closed at once, its call proceeding, its slot given back. */
   abandon(card: AepEvent, slot: HoldSlot): void {
     slot.release();

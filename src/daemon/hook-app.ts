@@ -64,6 +64,8 @@ export interface HookAppOptions {
   readonly control?: { readonly target: ControlTarget; readonly settings: ControlSettings; readonly republish: (w: WireEvent) => void };
   /** prices each model call (src/usage/pricer.ts); absent: model calls carry no cost */
   readonly pricer?: PriceSource;
+  /** the hook path's clock (tests inject one); absent: the system clock */
+  readonly clock?: () => Date;
 }
 
 export interface HookApp {
@@ -97,6 +99,7 @@ export function createHookApp(o: HookAppOptions): HookApp {
     bus,
     drift,
     log: o.log,
+    ...(o.clock ? { clock: o.clock } : {}),
     ...(o.pricer ? { pricer: o.pricer } : {}),
     ...(gated ? { control: (mapped, now, live) => controlStep(gated.target, gated.settings, o.policy, mapped, now, live) } : {}),
   });

@@ -47,6 +47,7 @@ import { wireStream, type StreamFactories, type StreamWiring } from './stream-wi
 import { streamFactories } from './stream-factories.js';
 import { ControlTarget } from '../control/control-target.js';
 import { daemonReadings } from './metrics-readings.js';
+import { IdleClose } from './idle-close.js';
 
 export const VERSION = '0.1.0';
 /** what the log sink's final writes and fdatasync may take at shutdown (the whole stop is bounded by the sum below) */
@@ -187,7 +188,7 @@ export async function startDaemon(
     log,
   });
   // known only once the hook app (its spool) and the listeners (the TCP URL) exist; read by closures made before
-  const late: { spool?: SpoolIngest; pipeline?: HookPipeline; bus?: EventBus; tcpUrl?: string } = {};
+  const late: { spool?: SpoolIngest; pipeline?: HookPipeline; bus?: EventBus; tcpUrl?: string; idle?: IdleClose } = {};
   const restored = snapshot.restore();
   // the own events the stream's buffer rebuild reads back may reach further back than the restore's window
   const historyEpochs = new HighestEpoch();
@@ -291,6 +292,7 @@ export async function startDaemon(
       ...(stream ? { stream: stream.healthz() } : {}),
       ...(relay ? { relay: relay.stats() } : {}),
       cost: pricer.stats(),
+      ...(late.idle ? { idle_close: late.idle.stats() } : {}),
       logs: logSink?.stats() ?? { exporter: 'none' },
       ...(metrics ? { metrics: metrics.stats() } : {}),
     }),
@@ -311,6 +313,15 @@ export async function startDaemon(
   // gate cards a previous process died holding: closed now (their hooks were answered by the transports' fail-open)
   const orphans = control.closeOrphans(epoch);
   if (orphans > 0) log.info('closed gate cards a previous process left pending', { cards: orphans });
+  // AEP_SESSION_IDLE_S: sessions Hermes never finalizes (`hermes -z`, a killed Hermes) are ended after that much silence
+  const idle = new IdleClose({
+    idleMs: config.sessionIdleMs,
+    idleSessions: (cutoff, waitCutoff, max) => identity.idleSessions(cutoff, waitCutoff, max),
+    held: (session) => control.holds(session),
+    end: (session) => pipeline.endIdle(session),
+    log,
+  });
+  late.idle = idle;
   late.spool = spool;
   late.pipeline = pipeline;
   late.bus = bus;
@@ -341,8 +352,19 @@ export async function startDaemon(
     () => undefined,
     (err: unknown) => log.warn('the price database did not load: model calls carry no cost (counted in /healthz cost)', { error: (err as Error).name }),
   );
-  if (spool) void priced.then(() => spool.start()).then(() => !spool.draining && ready());
-  else void priced.then(ready);
+  // the idle close once the spool is drained: a session whose hooks waited there is not silent
+  if (spool)
+    void priced
+      .then(() => spool.start())
+      .then(() => {
+        if (!spool.draining) ready();
+        idle.start();
+      });
+  else
+    void priced.then(() => {
+      ready();
+      idle.start();
+    });
   snapshot.start();
   relay?.start();
   if (metrics) {
@@ -366,6 +388,7 @@ export async function startDaemon(
     ...(stream ? { stream } : {}),
     close: () =>
       (closing ??= (async () => {
+        idle.stop();
         // held hooks first: each is answered {} (its card dismissed) rather than left to wait on a stopping daemon
         control.releaseAll();
         // subscribers first: an open SSE response or WebSocket would hold the listeners' grace

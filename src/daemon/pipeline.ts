@@ -6,7 +6,7 @@ import type { IdentityStage } from '../identity/identity-stage.js';
 import type { EventBus } from '../bus/event-bus.js';
 import type { AepEvent } from '../aep/event.js';
 import type { DriftWatch } from './drift.js';
-import type { MappedHook } from '../aep/mapped.js';
+import type { HookFacts, KeyedEvent, MappedHook } from '../aep/mapped.js';
 import type { ControlItem } from '../identity/identity-stage.js';
 import type { LiveHook, ReplyPlan, StepResult } from '../control/hook-step.js';
 import type { Emitted } from '../control/control-types.js';
@@ -183,6 +183,33 @@ export class HookPipeline {
     }
   }
 
+  /**
+   * End a session Hermes stopped speaking in (idle-close.ts): each run it left open fails `idle`, then
+   * `session.ended {reason: timeout}` carrying `hermesendedby: idle`, through the same steps as a hook's events
+   * (the control step drops the instructions still queued for it, identity dismisses its pending cards and refuses
+   * a second end). `undefined` when the session's log refuses events now (the next sweep tries again).
+   */
+  endIdle(session: string): Promise<HookOutcome> | undefined {
+    if (this.o.bus.refusal(session)) return undefined;
+    let events: AepEvent[] = [];
+    try {
+      const now = this.clock();
+      for (const run of this.o.identity.openRuns(session)) {
+        events.push(...this.o.identity.process({ keys: { session, run }, events: [IDLE_RUN_END], facts: NO_FACTS }, now));
+      }
+      let end: MappedHook = { keys: { session }, events: [IDLE_SESSION_END], facts: NO_FACTS };
+      if (this.o.control) end = this.o.control(end, now, undefined).mapped;
+      events.push(...this.o.identity.process(end, now));
+      if (this.o.stamp) events = [...this.o.stamp.process(events)];
+      events = events.map((e) => Object.freeze(e));
+    } catch (err) {
+      this.failed++;
+      this.o.log?.error('an idle session could not be ended; counted', { error: (err as Error).name });
+      return Promise.resolve({ status: 'recorded', events: [] });
+    }
+    return this.publish(events, undefined, 'idle');
+  }
+
   /** whether a durable log refuses new events now (a code, never content) */
   refusal(): string | undefined {
     return this.o.bus.refusal();
@@ -230,6 +257,21 @@ export class HookPipeline {
     void this.tail.then(fn);
   }
 }
+
+/** The facts of events no hook brought (the idle close): nothing to hold, steer, price or time. */
+const NO_FACTS: HookFacts = {
+  mayHold: false,
+  maySteer: false,
+  toolName: () => undefined,
+  modelServer: () => undefined,
+  schemaVersion: () => undefined,
+  stream: () => undefined,
+};
+
+/** A run its session went quiet in: it reached no terminal Hermes reported (AEP-0002 `run.failed`, a machine token). */
+const IDLE_RUN_END: KeyedEvent = { type: 'run.failed', data: { reason: 'idle' } };
+/** A session Hermes went quiet in, ended by the daemon: the AEP reason `timeout`, the extension attribute says by what. */
+const IDLE_SESSION_END: KeyedEvent = { type: 'session.ended', data: { reason: 'timeout' }, ext: { hermesendedby: 'idle' } };
 
 /**
  * A command as the session's history keeps it: its envelope as received

@@ -3,7 +3,7 @@ import { UNKNOWN_SESSION, type AepEvent } from '../aep/event.js';
 import type { HookKeys, Joins, KeyedEvent, MappedHook } from '../aep/mapped.js';
 import { apply } from './apply.js';
 import { decide, stamp, type DecideContext, type Decision, type Extra } from './decide.js';
-import { LaneTable, type EndedIndex } from './lane-table.js';
+import { LaneTable, type EndedIndex, type SavedLane } from './lane-table.js';
 import type { DormantLane } from './lane-state.js';
 import type { SessionLane } from './lanes.js';
 
@@ -96,6 +96,7 @@ export class IdentityStage {
   /** One hook's events, decided then applied one by one, in order. */
   process(hook: MappedHook, now: Date): AepEvent[] {
     const lane = this.lanes.use(this.sessionOf(hook.keys));
+    heard(lane, now.getTime());
     const ctx: DecideContext = { ...this.opts, epoch: this.current, now, count: this.count, closedWithoutCard: new Set() };
     const out: AepEvent[] = [];
     for (const m of hook.events) {
@@ -119,6 +120,7 @@ export class IdentityStage {
    */
   emitControl(session: string, items: readonly ControlItem[], now: Date): AepEvent[] {
     const lane = this.lanes.use(session);
+    heard(lane, now.getTime());
     const ctx = { ...this.opts, epoch: this.current, now };
     const out: AepEvent[] = [];
     for (const item of items) {
@@ -141,7 +143,9 @@ export class IdentityStage {
    */
   restore(ev: AepEvent, joins: Joins): void {
     if (!ev.session) return;
-    this.applyTo(this.lanes.restoring(ev.session), ev, joins);
+    const lane = this.lanes.restoring(ev.session);
+    heard(lane, Date.parse(ev.time));
+    this.applyTo(lane, ev, joins);
   }
 
   private applyTo(lane: SessionLane, ev: AepEvent, joins: Joins): number {
@@ -156,8 +160,21 @@ export class IdentityStage {
   }
 
   /** Take back saved lanes into a stage that holds none yet; see LaneTable.load. */
-  loadLanes(lanes: Iterable<{ session: string; ended: boolean; dormant: string | Uint8Array }>, keep: (session: string) => boolean = () => true): void {
+  loadLanes(lanes: Iterable<SavedLane>, keep: (session: string) => boolean = () => true): void {
     this.lanes.load(lanes, keep);
+  }
+
+  /**
+   * Sessions Hermes went quiet in: not ended, last heard from before `cutoff` (ms), or before `waitCutoff` while
+   * a card of theirs waits on a person; at most `max`, least recently seen first (see LaneTable.idle).
+   */
+  idleSessions(cutoff: number, waitCutoff: number, max: number): string[] {
+    return this.lanes.idle(cutoff, waitCutoff, max);
+  }
+
+  /** The session's runs without a terminal, oldest first. */
+  openRuns(session: string): string[] {
+    return this.lanes.openRuns(session);
   }
 
   /** The session a hook belongs to: the one it names, else the one it joins if that has a lane, else `unknown`. */
@@ -168,4 +185,9 @@ export class IdentityStage {
     this.counters.unknownLane++;
     return UNKNOWN_SESSION;
   }
+}
+
+/** The session was heard from at `ms` (a hook's arrival, an event's time read back); never moves back. */
+function heard(lane: SessionLane, ms: number): void {
+  if (Number.isFinite(ms) && !(lane.last !== undefined && lane.last >= ms)) lane.last = ms;
 }

@@ -66,6 +66,8 @@ export interface DormantLane {
   readonly session: string;
   readonly ended: boolean;
   readonly seq: number;
+  /** when the session was last heard from (SessionLane.last); kept beside the text so a dormant lane is never parsed for it */
+  readonly last?: number;
   /** the lane as `encodeLane` wrote it (UTF-8 bytes when read from a snapshot: decoded only if used) */
   readonly dormant: string | Uint8Array;
 }

@@ -2,6 +2,17 @@ import { UNKNOWN_SESSION } from '../aep/event.js';
 import { boundedSet, newLane, type SessionLane } from './lanes.js';
 import { decodeLane, encodeLane, isDormant, type DormantLane } from './lane-state.js';
 
+/** A lane as the snapshot keeps it: its session, whether it ended, when it was last heard from, its JSON. */
+export interface SavedLane {
+  readonly session: string;
+  readonly ended: boolean;
+  readonly last?: number;
+  readonly dormant: string | Uint8Array;
+}
+
+/** A card the session's emitter raised is still open: Hermes waits on a person (an approval, a clarify question). */
+const waiting = (lane: SessionLane): boolean => lane.approvals.length > 0 || lane.clarify.size > 0;
+
 /** Sessions already ended, remembered beyond the lanes (persisted by the daemon). */
 export interface EndedIndex {
   has(session: string): boolean;
@@ -85,7 +96,7 @@ export class LaneTable {
         out.push(slot);
         continue;
       }
-      const d: DormantLane = { session, ended: slot.ended, seq: slot.seq, dormant: encodeLane(slot) };
+      const d: DormantLane = { session, ended: slot.ended, seq: slot.seq, ...(slot.last !== undefined ? { last: slot.last } : {}), dormant: encodeLane(slot) };
       this.lanes.set(session, d); // same key: keeps its place in the recency order
       out.push(d);
     }
@@ -98,13 +109,13 @@ export class LaneTable {
    * as after a replay. Lanes `keep` refuses are left out; past `maxSessions`
    * the least recently seen go, as at runtime.
    */
-  load(lanes: Iterable<{ session: string; ended: boolean; dormant: string | Uint8Array }>, keep: (session: string) => boolean): void {
+  load(lanes: Iterable<SavedLane>, keep: (session: string) => boolean): void {
     if (this.lanes.size > 0) throw new Error('loadLanes needs a stage without lanes');
     for (const l of lanes) {
       if (!keep(l.session)) continue;
       const ended = l.ended || (this.ended?.has(l.session) ?? false);
       this.lanes.delete(l.session);
-      this.lanes.set(l.session, { session: l.session, ended, seq: 0, dormant: l.dormant });
+      this.lanes.set(l.session, { session: l.session, ended, seq: 0, ...(l.last !== undefined ? { last: l.last } : {}), dormant: l.dormant });
       this.evictIfFull(l.session);
     }
   }
@@ -122,8 +133,31 @@ export class LaneTable {
       lane.seq = slot.seq;
     }
     lane.ended ||= slot.ended;
+    if (slot.last !== undefined) lane.last = slot.last;
     this.lanes.set(session, lane);
     return lane;
+  }
+
+  /**
+   * Up to `max` sessions not ended whose last word is older than `cutoff` (ms), or than `waitCutoff` while a card
+   * of theirs is pending (a person is being asked), least recently seen first. A lane never heard from since it
+   * was restored without a time is not idle. Reads the dormant lanes' `last` without parsing them, parsing only
+   * the candidates (to see their cards): one pass over the table, bounded by `maxSessions`.
+   */
+  idle(cutoff: number, waitCutoff: number, max: number): string[] {
+    const out: string[] = [];
+    for (const slot of [...this.lanes.values()]) {
+      if (out.length >= max) break;
+      if (slot.ended || slot.session === UNKNOWN_SESSION || slot.last === undefined || slot.last >= cutoff) continue;
+      if (slot.last >= waitCutoff && waiting(this.live(slot.session)!)) continue;
+      out.push(slot.session);
+    }
+    return out;
+  }
+
+  /** The session's open runs, oldest first (none without a lane). */
+  openRuns(session: string): string[] {
+    return [...(this.live(session)?.openRuns.keys() ?? [])];
   }
 
   /**

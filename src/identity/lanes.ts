@@ -37,6 +37,11 @@ export interface SessionLane {
   readonly delegations: Map<string, string>;
   /** open runs' model calls so far (run → sum), handed to the run's terminal */
   readonly usage: Map<string, RunUsage>;
+  /**
+   * When the session was last heard from (ms since the epoch): a hook's arrival live, an event's `time` read back.
+   * Undefined: never (a lane restored without it). The idle close (daemon/idle-close.ts) reads it; pairing never does.
+   */
+  last?: number;
 }
 
 export function newLane(session: string): SessionLane {

@@ -15,7 +15,7 @@ import { replaceDurably } from '../util/durable-file.js';
  *   body     line: the log cursors, as columns [names, offsets, inodes, mtimes]
  *            line: the span builder's state (JSON), or null with the mirror off
  *            then one line per identity lane, least recently seen first:
- *            `<session as a JSON string> TAB <1 if ended, else 0> TAB <lane JSON>`
+ *            `<session as a JSON string> TAB <1 if ended, else 0> TAB <last heard from, ms (empty: unknown)> TAB <lane JSON>`
  *
  * Lanes stay text until used (a JSON string never holds a raw tab or newline,
  * so the line splits without parsing). Written to a temporary file, fsynced,
@@ -23,7 +23,8 @@ import { replaceDurably } from '../util/durable-file.js';
  * snapshot or the new one, never a mix.
  */
 export const SNAPSHOT_FORMAT = 'hermes-aep/snapshot';
-export const SNAPSHOT_VERSION = 2;
+/** 3: a lane line carries when its session was last heard from (the idle close reads it without parsing the lane) */
+export const SNAPSHOT_VERSION = 3;
 /** Bigger than anything the bounded state can produce; a larger file is not read. */
 export const MAX_SNAPSHOT_BYTES = 512 * 1024 * 1024;
 
@@ -52,6 +53,8 @@ export type SnapshotHeader = z.infer<typeof headerSchema>;
 export interface SnapshotLane {
   readonly session: string;
   readonly ended: boolean;
+  /** when the session was last heard from (ms since the epoch); absent: unknown */
+  readonly last?: number;
   /** the lane's JSON: text, or its UTF-8 bytes as read (decoded only when the lane is used) */
   readonly dormant: string | Uint8Array;
 }
@@ -139,7 +142,7 @@ export async function writeSnapshot(
     else for (const piece of mirror) if (put(piece)) await flush();
     put('\n');
     for (const l of lanes) {
-      put(`${JSON.stringify(l.session)}${l.ended ? '\t1\t' : '\t0\t'}`);
+      put(`${JSON.stringify(l.session)}${l.ended ? '\t1\t' : '\t0\t'}${l.last !== undefined ? Math.round(l.last) : ''}\t`);
       put(l.dormant);
       if (put('\n')) await flush();
     }
@@ -256,7 +259,13 @@ export function readSnapshot(file: string): SnapshotContent | undefined {
       }
     }
     if (typeof session !== 'string') reject('lane session');
-    lanes.push({ session: session as string, ended: body[tab + 1] === 49, dormant: body.subarray(tab + 3, end) });
+    // the last-heard column: digits or nothing, up to the next tab (a lane's JSON holds no raw tab)
+    const tab2 = body.indexOf(9, tab + 3);
+    if (tab2 < 0 || tab2 >= end || tab2 - (tab + 3) > 16) reject('lane line');
+    const digits = body.toString('latin1', tab + 3, tab2);
+    if (!/^\d*$/.test(digits)) reject('lane line');
+    const last = digits === '' ? undefined : Number(digits);
+    lanes.push({ session: session as string, ended: body[tab + 1] === 49, ...(last !== undefined ? { last } : {}), dormant: body.subarray(tab2 + 1, end) });
     at = end + 1;
   }
   if (lanes.length !== header.lanes) reject('lane count');

@@ -58,6 +58,8 @@ export function inProcessDaemon(
     webhook?: WebhookDeps;
     /** prices each model call, as the daemon's pricing step does (absent: model calls carry no cost) */
     pricer?: PriceSource;
+    /** the hook path's clock (each hook's time, a session's last word); absent: the system clock */
+    clock?: () => Date;
   } = {},
 ) {
   const policy = opts.policy ?? defaultPolicy({ home: '/home/dev' });
@@ -88,6 +90,7 @@ export function inProcessDaemon(
     ...(opts.guard ? { guard: opts.guard } : {}),
     ...(opts.webhook ? { server: { webhook: opts.webhook } } : {}),
     ...(opts.pricer ? { pricer: opts.pricer } : {}),
+    ...(opts.clock ? { clock: opts.clock } : {}),
     jsonWorkerUrl: JSON_WORKER,
   });
   return { app, memory, identity, drift, bus, pipeline, ...(control ? { control } : {}) };

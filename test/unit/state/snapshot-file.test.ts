@@ -13,7 +13,13 @@ describe('snapshot file', () => {
     await fc.assert(
       fc.asyncProperty(fc.uniqueArray(fc.string({ unit: 'binary', minLength: 1, maxLength: 40 }), { maxLength: 20 }), fc.boolean(), async (sessions, ended) => {
         const file = path.join(tempDir(), 'snapshot');
-        const lanes = sessions.map((s) => ({ session: s, ended, dormant: JSON.stringify({ session: s, note: 'tab\there "q" \\ \n' }) }));
+        // when each was last heard from (version 3): kept for some, unknown for the others
+        const lanes = sessions.map((s, i) => ({
+          session: s,
+          ended,
+          ...(i % 2 === 0 ? { last: 1_795_000_000_000 + i } : {}),
+          dormant: JSON.stringify({ session: s, note: 'tab\there "q" \\ \n' }),
+        }));
         const cursors = new Map([['a.jsonl', { offset: 10, ino: 7, mtimeMs: 1.5 }]]);
         const mirror = { any: ['json', 1, null] };
         await writeSnapshot(
@@ -27,7 +33,7 @@ describe('snapshot file', () => {
         expect(back.lanes.map((l) => ({ ...l, dormant: Buffer.from(l.dormant).toString('utf8') }))).toEqual(lanes);
         expect(back.cursors).toEqual(cursors);
         expect(JSON.parse(back.mirror!.toString('utf8'))).toEqual(mirror);
-        expect(back.header).toMatchObject({ version: 2, epoch: 3, spool_keys: ['0001-k'], lanes: lanes.length, files: 1 });
+        expect(back.header).toMatchObject({ version: 3, epoch: 3, spool_keys: ['0001-k'], lanes: lanes.length, files: 1 });
       }),
       { numRuns: 60 },
     );

@@ -92,6 +92,7 @@ const BAD: Record<string, [bad: string, rule: string]> = {
   OTEL_BLRP_MAX_EXPORT_BATCH_SIZE: ['-5', 'a whole number from 1 to 1000000'],
   OTEL_BLRP_EXPORT_TIMEOUT: ['50', 'a whole number from 100 to 600000'],
   AEP_OTEL_LOGS_CAPTURE: ['all', 'one of none, metadata, redacted, full'],
+  AEP_SESSION_IDLE_S: ['1h', 'a whole number from 0 to 2592000'],
 };
 
 /** docs/reference.md's Settings section: each table row's variables, and whether the row is the shim's alone. */

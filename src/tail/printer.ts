@@ -9,6 +9,7 @@
 import { renderEvent } from './render.js';
 import type { Styler } from './color.js';
 import { noteParts, type PendingCards } from './cards.js';
+import { GateDenials } from './gate-denials.js';
 import { comparePosition, type Position } from '../aep/wire.js';
 
 const DEDUPE_WINDOW = 10_000;
@@ -27,6 +28,7 @@ export interface PrinterIo {
 export class Printer {
   private readonly seen = new Map<string, true>();
   private readonly positions = new Map<string, Position>();
+  private readonly gates = new GateDenials();
   lastEventId: string | undefined;
 
   constructor(
@@ -72,7 +74,10 @@ export class Printer {
     }
     const now = (this.io.now ?? Date.now)();
     const note = this.io.cards?.observe(event, now);
-    this.io.out(renderEvent(event, this.io.style, note !== undefined ? noteParts(note, now, this.io.style) : []));
+    const gateDenial = this.gates.observe(event);
+    this.io.out(
+      renderEvent(event, this.io.style, note !== undefined ? noteParts(note, now, this.io.style) : [], gateDenial !== undefined ? { gateDenial } : {}),
+    );
     return true;
   }
 }

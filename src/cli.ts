@@ -52,6 +52,11 @@ then does not subscribe to it); install again without it to turn it back on.
 `;
 
 const TAIL_ENV = `
+Like tail(1): the last 10 events (across sessions, after the filter) from what
+the daemon holds, then the new ones as they come; -n 0 shows only new ones,
+--no-follow prints everything held and exits (-n N: the last N), --from resumes
+at exact positions. Without a daemon, the last events of the most recently
+written history files, then what is appended.
 One line per event: local time, session, run, type (indented: run events under
 their session, tool events under their run), subject, key facts at the event's
 capture level. Colors on a terminal unless NO_COLOR is set (FORCE_COLOR forces).
@@ -260,7 +265,8 @@ async function program(): Promise<CommandType> {
     .option('--session <id>', 'only this session')
     .option('--type <type>', 'only this type or prefix.* pattern (repeatable, or comma-separated)', repeat)
     .option('--filter <json>', 'an attr-match filter (AEP-0003 §6), e.g. {"severity":{"gte":"notice"}}')
-    .option('--from <all|json>', 'replay first: all, or a JSON array of {"session","epoch","seq"} to resume after (default: live only; with --no-follow: all)')
+    .option('-n, --lines <N>', 'recent events shown before following (default 10; 0: only new events)')
+    .option('--from <all|json>', 'replay first instead: all, or a JSON array of {"session","epoch","seq"} to resume after (with --no-follow, default: all)')
     .option('--capture <level>', 'capture ceiling: none | metadata | redacted | full')
     .option('--json', 'print the raw event lines (JSONL)')
     .option('--no-follow', 'print what is held and exit')

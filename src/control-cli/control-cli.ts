@@ -14,6 +14,7 @@ import { loadConfig } from '../config/config.js';
 import type { StreamTarget } from '../tail/sse-client.js';
 import { streamTarget, type TargetOptions } from '../tail/target.js';
 import { ackText, outcomeText } from './ack.js';
+import { ackHint, type ControlCommand } from './hints.js';
 import { answerArgs, instructArgs, UsageError } from './args.js';
 import { findCard } from './card-lookup.js';
 import { CLI_AGENT, instructCommand, respondCommand, type CommandContext, type CommandEvent } from './command-event.js';
@@ -73,7 +74,7 @@ function failureText(f: LinkFailure, where: string): string {
 }
 
 /** Print what became of the command; the exit status. */
-function report(cmd: string, r: SendResult, plan: ControlPlan, io: ControlIo): number {
+function report(cmd: ControlCommand, r: SendResult, plan: ControlPlan, io: ControlIo): number {
   const where = describeDaemon(plan.target);
   switch (r.kind) {
     case 'aborted':
@@ -86,13 +87,25 @@ function report(cmd: string, r: SendResult, plan: ControlPlan, io: ControlIo): n
       return 2;
     case 'ack':
       io.out(plan.json ? r.ack.line : ackText(r.ack));
-      if (r.ack.kind !== 'accepted') return 1;
+      if (r.ack.kind !== 'accepted') {
+        const hint = plan.json ? undefined : ackHint(cmd, r.ack);
+        if (hint !== undefined) io.err(hint);
+        return 1;
+      }
       if (r.outcome !== undefined) io.out(plan.json ? r.outcome.line : outcomeText(r.outcome));
       return 0;
   }
 }
 
-async function deliver(cmd: string, command: CommandEvent, card: string | undefined, plan: ControlPlan, io: ControlIo, signal: AbortSignal, t: ControlTuning) {
+async function deliver(
+  cmd: ControlCommand,
+  command: CommandEvent,
+  card: string | undefined,
+  plan: ControlPlan,
+  io: ControlIo,
+  signal: AbortSignal,
+  t: ControlTuning,
+) {
   const r = await sendCommand({
     target: plan.target,
     command,

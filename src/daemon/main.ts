@@ -39,6 +39,7 @@ import { DeliveryLedger } from '../transport/webhook/delivery-ledger.js';
 import { WebhookStats, type WebhookDeps } from './webhook-route.js';
 import { WEBHOOK_LEDGER_FILE, type DaemonConfig } from '../config/config.js';
 import { openListeners } from '../transport/listeners.js';
+import { portRule, probeListeners } from '../transport/listen-probe.js';
 import { prepareSocketPath, SocketInUseError } from '../transport/unix-socket.js';
 import { RelayLink } from '../relay/relay-link.js';
 import { captureRank } from '../core/capture-levels.js';
@@ -122,6 +123,13 @@ export async function startDaemon(
   log: Logger,
   factories: StreamFactories | undefined = streamFactories,
 ): Promise<RunningDaemon> {
+  // Before anything at all is written: the listeners are free (a busy port or a live daemon's socket refuses the start here).
+  const busy = await probeListeners({
+    ...(config.socket ? { socket: config.socket } : {}),
+    host: config.host,
+    ...(config.port !== undefined ? { port: config.port } : {}),
+  });
+  if (busy.length > 0) throw new ConfigError(busy);
   // Before anything is written: every directory the daemon writes in is its user's alone (else the start stops here).
   await ensurePrivateDirs(config);
   // Before anything touches the state: a daemon already answering on this socket keeps it.
@@ -339,7 +347,10 @@ export async function startDaemon(
     await app.close();
     await stream?.close('daemon failed to start');
     await bus.shutdown();
-    throw err;
+    // taken since the probe (a race): still said in the bad-settings format
+    const e = err as NodeJS.ErrnoException & { port?: unknown };
+    const taken = config.port !== undefined && typeof e.port === 'number' ? portRule(e.code, config.host, config.port) : undefined;
+    throw taken !== undefined ? new ConfigError([taken]) : err;
   });
   const { url, socket } = listening;
   late.tcpUrl = url;
@@ -463,7 +474,9 @@ export async function main(): Promise<void> {
     if (!(err instanceof ConfigError)) throw err;
     log.error(err.message, { variables: err.variables.join(',') });
     const port = settings?.config.port;
-    if (settings?.config.serveRefusal && port !== undefined) return stayRefused({ ...settings.config, port }, err, log);
+    // a port that cannot be bound cannot serve the refusal either
+    const portRefused = err.variables.includes('AEP_PORT') || err.variables.includes('AEP_HOST');
+    if (settings?.config.serveRefusal && port !== undefined && !portRefused) return stayRefused({ ...settings.config, port }, err, log);
     // now, not when the loop drains: a file system that did not answer may still hold a request open
     process.exit(2);
   }

@@ -17,8 +17,8 @@ import path from 'node:path';
 
 export interface HistoryOptions {
   readonly root: string;
-  /** where to begin a file found at the start */
-  readonly startAt: (file: string) => 'start' | 'end';
+  /** where to begin a file found at the start; `newer`: how many of the files found were modified after it */
+  readonly startAt: (file: string, newer: number) => 'start' | 'end';
   readonly follow: boolean;
   readonly signal: AbortSignal;
   readonly onLine: (line: string, file: string) => void;
@@ -75,8 +75,8 @@ export class HistoryFollower {
   /** Read what is there; with `follow`, keep reading until the signal fires. */
   async run(): Promise<void> {
     const found = (await listFiles(this.o.root)).sort((a, b) => a.mtimeMs - b.mtimeMs);
-    for (const f of found) {
-      const from = this.o.startAt(f.file) === 'start' ? 0 : f.size;
+    for (const [i, f] of found.entries()) {
+      const from = this.o.startAt(f.file, found.length - 1 - i) === 'start' ? 0 : f.size;
       // begun at its end, a file is on a line boundary only if its last byte is a newline: else skip to the next one
       const skipping = from !== 0 && !(await this.endsWithNewline(f.file, f.size));
       this.files.set(f.file, { offset: from, rest: Buffer.alloc(0), skipping });

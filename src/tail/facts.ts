@@ -3,8 +3,10 @@
  * name, status, durations, attention kind, reasons as codes) whenever the
  * event carries them, and free text (a prompt, an error message) only when
  * the event carries it AND declares a capture level that admits free text
- * (`redacted` or `full`, AEP-0001 §8.2). Nothing is derived or looked up:
- * a fact is a member of this event's `data` or nothing. Usage counters and
+ * (`redacted` or `full`, AEP-0001 §8.2). Nothing is looked up: a fact is
+ * a member of this event's `data`, or (the one exception, `context`) what
+ * the events `tail` showed before it say about it: a `tool.denied` by the
+ * operator's gate. Usage counters and
  * digests are left out (noise on a terminal).
  */
 import { captureRank, isCaptureLevel, DEFAULT_CAPTURE } from '../core/capture-levels.js';
@@ -72,7 +74,18 @@ export function shortId(id: string, max = 8): string {
   return `…${id.slice(-(max - 1))}`;
 }
 
-export function factsOf(event: Data): Fact[] {
+/** A deny by the operator's gate (gate-denials.ts finds them), with its stated reason when the answer carried it. */
+export interface GateDenial {
+  readonly reason?: string;
+}
+
+/** What `tail` knows of an event beyond its own members, from the events before it (see gate-denials.ts). */
+export interface FactContext {
+  /** a `tool.denied` the operator's gate decided */
+  readonly gateDenial?: GateDenial;
+}
+
+export function factsOf(event: Data, context: FactContext = {}): Fact[] {
   const type = typeof event['type'] === 'string' ? event['type'] : '';
   const capture = isCaptureLevel(event['capture']) ? event['capture'] : DEFAULT_CAPTURE;
   const f = new Facts(captureRank(capture) >= captureRank('redacted'));
@@ -114,7 +127,13 @@ export function factsOf(event: Data): Fact[] {
       f.kv('status', d['status']).ms('duration_ms', d['duration_ms']);
       break;
     case 'tool.denied':
-      f.kv('by', d['by'], true).kv('rule', d['rule'], true).ms('duration_ms', d['duration_ms']);
+      if (context.gateDenial !== undefined) {
+        // by: "policy" on the wire; the history's chain says it was the operator (the block message is the reason again)
+        f.bare('denied by the operator (gate)', true);
+        const reason = context.gateDenial.reason;
+        if (reason !== undefined) f.out.push({ text: `reason=${JSON.stringify(clean(reason))}`, alarm: true });
+      } else f.kv('by', d['by'], true).kv('rule', d['rule'], true);
+      f.ms('duration_ms', d['duration_ms']);
       break;
     case 'attention.requested': {
       f.kv('kind', d['kind']);

@@ -3,7 +3,8 @@
  * daemon's Unix socket by default, else TCP with `AEP_TOKEN`), where the
  * history is (`AEP_LOG_DIR`), the filter (`--session`, `--type`, `--filter`
  * combined, checked here so a typo fails the same way on either path), the
- * resume point and the capture ceiling. Errors name the option, never a
+ * resume point (by default the last 10 events, then the live ones, like
+ * tail(1); `--lines 0` new ones only; `--from` exact) and the capture ceiling. Errors name the option, never a
  * value (a URL or a token can be a secret).
  */
 import { CAPTURE_LEVELS, type CaptureLevel } from '../core/capture-levels.js';
@@ -21,6 +22,8 @@ export interface TailCliOptions {
   readonly type?: readonly string[];
   readonly filter?: string;
   readonly from?: string;
+  /** `-n/--lines`: recent events shown before following */
+  readonly lines?: string;
   readonly capture?: string;
   readonly json?: boolean;
   /** commander's `--no-follow` */
@@ -35,6 +38,8 @@ export interface TailPlan {
   readonly localFilter: LocalFilter;
   /** absent: live only (following), `all`, or exact positions */
   readonly from?: 'all' | readonly Position[];
+  /** with `from: 'all'`: only the last this many events of the replay are printed (the rest observed), then the live ones */
+  readonly recent?: number;
   readonly capture?: CaptureLevel;
   readonly json: boolean;
   readonly follow: boolean;
@@ -49,6 +54,15 @@ function parseJson(raw: string, option: string): unknown {
   } catch {
     throw new Error(`${option} takes JSON`);
   }
+}
+
+/** What `tail` shows before following when no option says otherwise (tail(1)'s default). */
+export const DEFAULT_LINES = 10;
+
+export function parseLines(raw: string): number {
+  const n = Number(raw);
+  if (!/^\d{1,7}$/.test(raw) || !Number.isSafeInteger(n)) throw new Error('--lines takes a whole number of events >= 0 (0: only new events)');
+  return n;
 }
 
 export function parseFromOption(raw: string): 'all' | Position[] {
@@ -88,14 +102,18 @@ export function planTail(o: TailCliOptions, env: NodeJS.ProcessEnv = process.env
   const compiled = compileLocalFilter(filterObject);
   if ('error' in compiled) throw new Error(`--filter: ${compiled.error}`);
   const follow = o.follow !== false;
-  // `--no-follow` alone prints what is held and exits: replay everything
-  const from = o.from !== undefined ? parseFromOption(o.from) : follow ? undefined : 'all';
+  const lines = o.lines !== undefined ? parseLines(o.lines) : undefined;
+  if (lines !== undefined && o.from !== undefined) throw new Error('--lines and --from: use one');
+  // like tail(1): the last DEFAULT_LINES events, then follow; `--no-follow` alone prints everything held
+  const recent = o.from !== undefined ? undefined : (lines ?? (follow ? DEFAULT_LINES : undefined));
+  const from = o.from !== undefined ? parseFromOption(o.from) : recent === 0 && follow ? undefined : 'all';
   return {
     target,
     historyRoot: config.historyDir,
     ...(Object.keys(filterObject).length > 0 ? { filter: JSON.stringify(filterObject) } : {}),
     localFilter: compiled.filter,
     ...(from !== undefined ? { from } : {}),
+    ...(recent !== undefined && from !== undefined ? { recent } : {}),
     ...(o.capture !== undefined ? { capture: o.capture as CaptureLevel } : {}),
     json: o.json === true,
     follow,

@@ -9,6 +9,7 @@
 import { renderEvent } from './render.js';
 import type { Styler } from './color.js';
 import { noteParts, type PendingCards } from './cards.js';
+import { GateDenials } from './gate-denials.js';
 import { comparePosition, type Position } from '../aep/wire.js';
 
 const DEDUPE_WINDOW = 10_000;
@@ -27,6 +28,7 @@ export interface PrinterIo {
 export class Printer {
   private readonly seen = new Map<string, true>();
   private readonly positions = new Map<string, Position>();
+  private readonly gates = new GateDenials();
   lastEventId: string | undefined;
 
   constructor(
@@ -54,8 +56,8 @@ export class Printer {
     if (this.positions.size > MAX_POSITIONS) this.positions.delete(this.positions.keys().next().value!);
   }
 
-  /** Print one event (parsed `event`, its wire `line`); false when it was a duplicate. */
-  print(event: Readonly<Record<string, unknown>>, line: string): boolean {
+  /** Dedupe and the resume point; false when it was a duplicate. */
+  private take(event: Readonly<Record<string, unknown>>): boolean {
     const key = `${String(event['source'])}\u0000${String(event['id'])}`;
     if (this.seen.has(key)) return false;
     this.seen.set(key, true);
@@ -66,13 +68,29 @@ export class Printer {
       const epoch = Number.isSafeInteger(event['epoch']) ? (event['epoch'] as number) : 0;
       this.remember({ session, epoch, seq: seq as number });
     }
+    return true;
+  }
+
+  /** Take one event into account without printing it (before the recent context shown): dedupe, position, cards, gate denies. */
+  observe(event: Readonly<Record<string, unknown>>): void {
+    if (!this.take(event) || this.io.json) return;
+    this.io.cards?.observe(event, (this.io.now ?? Date.now)());
+    this.gates.observe(event);
+  }
+
+  /** Print one event (parsed `event`, its wire `line`); false when it was a duplicate. */
+  print(event: Readonly<Record<string, unknown>>, line: string): boolean {
+    if (!this.take(event)) return false;
     if (this.io.json) {
       this.io.out(line);
       return true;
     }
     const now = (this.io.now ?? Date.now)();
     const note = this.io.cards?.observe(event, now);
-    this.io.out(renderEvent(event, this.io.style, note !== undefined ? noteParts(note, now, this.io.style) : []));
+    const gateDenial = this.gates.observe(event);
+    this.io.out(
+      renderEvent(event, this.io.style, note !== undefined ? noteParts(note, now, this.io.style) : [], gateDenial !== undefined ? { gateDenial } : {}),
+    );
     return true;
   }
 }

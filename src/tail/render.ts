@@ -5,7 +5,7 @@
  * `facts.ts` admits. Envelope attributes and `data` members are the only
  * inputs: what the event does not carry is never shown.
  */
-import { clean, factsOf, shortId } from './facts.js';
+import { clean, factsOf, shortId, type FactContext } from './facts.js';
 import type { Role, Styler } from './color.js';
 
 type Ev = Readonly<Record<string, unknown>>;
@@ -47,7 +47,7 @@ function typeRole(type: string, severity: unknown): Role {
 }
 
 /** One event's line; `extra` (already styled) ends it: what `tail` itself adds, e.g. a card's id and time left. */
-export function renderEvent(ev: Ev, style: Styler, extra: readonly string[] = []): string {
+export function renderEvent(ev: Ev, style: Styler, extra: readonly string[] = [], context: FactContext = {}): string {
   const type = clean(str(ev['type']) ?? '?', 60);
   const session = str(ev['session']);
   const run = str(ev['run']);
@@ -63,7 +63,7 @@ export function renderEvent(ev: Ev, style: Styler, extra: readonly string[] = []
   const subject = str(ev['subject']);
   // an event id as subject (an attention outcome names its request) is shortened: its tail tells requests apart
   if (subject !== undefined) parts.push(ULID.test(subject) ? `…${subject.slice(-6)}` : clean(subject, 48));
-  for (const f of factsOf(ev)) parts.push(f.alarm ? style('failure', f.text) : f.text);
+  for (const f of factsOf(ev, context)) parts.push(f.alarm ? style('failure', f.text) : f.text);
   if (agent !== undefined && agent !== HOME_AGENT) parts.push(style('dim', `@${clean(agent, 32)}`));
   parts.push(...extra);
   return parts.join(' ');

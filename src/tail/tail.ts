@@ -14,6 +14,7 @@ import type { Styler } from './color.js';
 import { Footer, type Terminal } from './footer.js';
 import type { TailPlan } from './options.js';
 import { Printer } from './printer.js';
+import { RecentWindow, timeKey } from './recent.js';
 import { renderNotice } from './render.js';
 import { describeTarget, followStream, type StreamQuery } from './sse-client.js';
 
@@ -45,7 +46,16 @@ function comment(text: string, io: TailIo): void {
   else if (text.startsWith('closing')) io.err(renderNotice(`the daemon closed the stream (${text.slice(7).trim() || 'no reason'})`, io.style));
 }
 
+/** The recent-context window of one source, when the plan asks for one. */
+function windowOf(plan: TailPlan, printer: Printer, key?: (event: Readonly<Record<string, unknown>>) => number): RecentWindow | undefined {
+  return plan.recent !== undefined && plan.from === 'all' ? new RecentWindow(plan.recent, printer, key) : undefined;
+}
+
+/** The daemon's SSE comment after a live subscription's replay (sse-sink.ts): the recent context is complete. */
+const REPLAYED = 'replayed';
+
 async function fromStream(plan: TailPlan, io: TailIo, printer: Printer, signal: AbortSignal, t: TailTuning) {
+  const recent = windowOf(plan, printer);
   let attempts = 0;
   const query = (): StreamQuery => {
     attempts += 1;
@@ -66,7 +76,7 @@ async function fromStream(plan: TailPlan, io: TailIo, printer: Printer, signal: 
     };
   };
   let lost = false;
-  return followStream({
+  const end = await followStream({
     target: plan.target,
     query,
     follow: plan.follow,
@@ -78,28 +88,44 @@ async function fromStream(plan: TailPlan, io: TailIo, printer: Printer, signal: 
         const ev = decodeObject(m.data);
         if (ev === undefined) return;
         if (m.hasId) printer.lastEventId = m.id;
-        printer.print(ev, m.data);
+        if (recent !== undefined) recent.add(ev, m.data);
+        else printer.print(ev, m.data);
       },
-      comment: (c) => comment(c, io),
+      comment: (c) => (c === REPLAYED ? recent?.flush() : comment(c, io)),
       state: (s) => {
+        // a stream lost half way through its replay: what came is shown, the reconnect resumes after it
+        if (s === 'reconnecting') recent?.flush();
         if (s === 'reconnecting' && !lost) io.err(renderNotice('stream lost: reconnecting', io.style));
         if (s === 'connected' && lost) io.err(renderNotice('reconnected', io.style));
         lost = s === 'reconnecting';
       },
     },
   });
+  // a replay-only stream (`--no-follow`) ends after its replay
+  if (end.kind === 'ended' || end.kind === 'aborted') recent?.flush();
+  return end;
 }
 
 async function fromHistory(plan: TailPlan, io: TailIo, printer: Printer, signal: AbortSignal, t: TailTuning): Promise<void> {
   const after = new Map<string, Position>(plan.from !== undefined && plan.from !== 'all' ? plan.from.map((p) => [p.session, p]) : []);
   const named = new Set([...after.keys()].map(safeFileName));
   let unsupported = false;
+  // recent context: the files written last hold the last events (a file's events are no newer than its mtime)
+  const recent = windowOf(plan, printer, timeKey);
+  const session = sessionOf(plan.filter);
+  const fromStart = (file: string, newer: number): boolean => {
+    if (plan.from !== 'all') return named.has(path.basename(file, '.jsonl'));
+    if (recent === undefined || plan.recent === undefined) return true;
+    return newer < plan.recent || (session !== undefined && path.basename(file, '.jsonl') === safeFileName(session));
+  };
+  const print = (ev: Record<string, unknown>, line: string) => (recent !== undefined ? recent.add(ev, line) : void printer.print(ev, line));
   const follower = new HistoryFollower({
     root: plan.historyRoot,
     follow: plan.follow,
     signal,
     ...(t.rescanMs !== undefined ? { rescanMs: t.rescanMs } : {}),
-    startAt: (file) => (plan.from === 'all' || named.has(path.basename(file, '.jsonl')) ? 'start' : 'end'),
+    onReady: () => recent?.flush(),
+    startAt: (file, newer) => (fromStart(file, newer) ? 'start' : 'end'),
     onLine: (line) => {
       const ev = decodeObject(line);
       if (ev === undefined) return;
@@ -116,12 +142,20 @@ async function fromHistory(plan: TailPlan, io: TailIo, printer: Printer, signal:
         const at = { epoch: Number.isSafeInteger(ev['epoch']) ? (ev['epoch'] as number) : 0, seq: ev['seq'] as number };
         if (comparePosition(at, p) <= 0) return;
       }
-      if (plan.capture === undefined) return void printer.print(ev, line);
+      if (plan.capture === undefined) return print(ev, line);
       const low = downlevel(ev as CaptureEvent, plan.capture);
-      printer.print(low, low['capture'] === ev['capture'] ? line : JSON.stringify(low));
+      print(low, low['capture'] === ev['capture'] ? line : JSON.stringify(low));
     },
   });
   await follower.run();
+  recent?.flush();
+}
+
+/** The one session a filter names (`--session`), if any. */
+function sessionOf(filter: string | undefined): string | undefined {
+  if (filter === undefined) return undefined;
+  const f = JSON.parse(filter) as Record<string, unknown>;
+  return typeof f['session'] === 'string' ? f['session'] : undefined;
 }
 
 /** Run until the stream ends (`--no-follow`) or the signal fires; the exit code. */

@@ -30,6 +30,11 @@ export function socketAnswers(file: string, timeoutMs = 1_000): Promise<boolean>
   });
 }
 
+/** Why a start is refused when something answers on its socket: two daemons must never share one. */
+export function socketInUseRule(file: string): string {
+  return `another hermes-aep daemon (or another process) answers on ${file}; stop it first, or give this one its own AEP_STATE_DIR or AEP_SOCKET`;
+}
+
 export interface PreparedSocket {
   /** the socket's directory is writable by group or others (someone else could replace the socket) */
   readonly dirExposed: boolean;
@@ -55,7 +60,7 @@ export async function prepareSocketPath(file: string): Promise<PreparedSocket> {
     throw err;
   }
   if (!st.isSocket()) throw new SocketInUseError(`${file} exists and is not a socket; refusing to replace it`);
-  if (await socketAnswers(file)) throw new SocketInUseError(`another process (a running hermes-aep daemon?) answers on ${file}; refusing to start`);
+  if (await socketAnswers(file)) throw new SocketInUseError(socketInUseRule(file));
   try {
     await unlink(file);
   } catch (err) {

@@ -16,6 +16,11 @@ const run = promisify(execFile);
 const TOKEN = 'control-daemon-token-0123456789';
 // the nack's detail is redacted-class: at the default metadata ceiling the reason rides alone
 const REFUSAL = 'rejected: unsupported';
+// what a person does about it: the switch, on the daemon and in the installed hooks
+const INSTRUCT_HINT =
+  "hermes-aep instruct: the session's daemon takes no instructions (steering is off): start it with AEP_INSTRUCT=1, and install the hooks with `hermes-aep install --instruct` (docs/control.md)";
+const ANSWER_HINT =
+  "hermes-aep answer: the session's daemon takes no answers (its control gate is off): start it with AEP_HERMES_CONTROL=1, and install the hooks with `hermes-aep install --control` (docs/control.md)";
 
 describe('hermes-aep answer / instruct on a running daemon', () => {
   let d: DaemonProcess;
@@ -55,9 +60,9 @@ describe('hermes-aep answer / instruct on a running daemon', () => {
       },
     );
 
-  it('instruct over the Unix socket (no token), gates off: rejected: unsupported, exit 1', async () => {
+  it('instruct over the Unix socket (no token), gates off: rejected: unsupported, exit 1, and how to turn steering on', async () => {
     const r = await cli(['instruct', s.session, 'run the tests first']);
-    expect([r.code, r.stdout, r.stderr]).toEqual([1, `${REFUSAL}\n`, '']);
+    expect([r.code, r.stdout, r.stderr]).toEqual([1, `${REFUSAL}\n`, `${INSTRUCT_HINT}\n`]);
   });
 
   it("the nack is an Event of the session whose cause is the command's id (--json prints it as received)", async () => {
@@ -81,12 +86,12 @@ describe('hermes-aep answer / instruct on a running daemon', () => {
       { out: (l) => answered.push(l), err: (l) => err.push(l) },
       new AbortController().signal,
     );
-    expect([code2, answered, err]).toEqual([1, [REFUSAL], []]);
+    expect([code2, answered, err]).toEqual([1, [REFUSAL], [ANSWER_HINT]]);
   });
 
   it('over TCP with the token: the same nack; the token never printed', async () => {
     const r = await cli(['answer', '--url', d.url, '--session', s.session, oobCard, 'allow'], { AEP_TOKEN: TOKEN });
-    expect([r.code, r.stdout]).toEqual([1, `${REFUSAL}\n`]);
+    expect([r.code, r.stdout, r.stderr]).toEqual([1, `${REFUSAL}\n`, `${ANSWER_HINT}\n`]);
     expect(r.stdout + r.stderr).not.toContain(TOKEN);
   });
 

@@ -53,8 +53,10 @@ export class SseSink implements SubscriberSink {
     if (SAFE.test(session)) this.write(comment(`replay-exhausted ${session} ${earliest.epoch}:${earliest.seq}`));
   }
 
+  /** A replay-only stream ends here; a live one says `: replayed` (what follows is live: `hermes-aep tail` prints its recent context then). */
   replayed(): void {
     if (!this.o.live) this.end();
+    else this.write(comment('replayed'));
   }
 
   kick(reason: string): void {

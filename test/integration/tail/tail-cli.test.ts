@@ -32,7 +32,7 @@ describe('hermes-aep tail (process)', () => {
   it('--help lists every option', async () => {
     const r = await tail(['--help']);
     expect(r.code).toBe(0);
-    for (const o of ['--url', '--socket', '--token', '--session', '--type', '--filter', '--from', '--capture', '--json', '--no-follow', 'NO_COLOR'])
+    for (const o of ['--url', '--socket', '--token', '--session', '--type', '--filter', '--lines', '--from', '--capture', '--json', '--no-follow', 'NO_COLOR'])
       expect(r.stdout).toContain(o);
   });
 

@@ -8,14 +8,28 @@ const STATE = '/tmp/hermes-aep-tail-state';
 const env = { AEP_STATE_DIR: STATE, AEP_LOG_DIR: '/tmp/hermes-aep-tail-logs', HOME: '/tmp' };
 
 describe('tail options', () => {
-  it('defaults: the socket in the state dir, the log dir, live only while following, all with --no-follow', () => {
+  it('defaults: the socket in the state dir, the log dir, the last 10 events then following (tail(1)), all with --no-follow', () => {
     const p = planTail({}, env);
     expect(p.target).toEqual({ kind: 'socket', path: path.join(STATE, 'hook.sock') });
     expect(p.historyRoot).toBe('/tmp/hermes-aep-tail-logs');
     expect(p.follow).toBe(true);
-    expect(p.from).toBeUndefined();
+    expect([p.from, p.recent]).toEqual(['all', 10]);
     expect(p.filter).toBeUndefined();
-    expect(planTail({ follow: false }, env).from).toBe('all');
+    const all = planTail({ follow: false }, env);
+    expect([all.from, all.recent]).toEqual(['all', undefined]);
+  });
+
+  it('-n/--lines: that many recent events (with or without following); 0 while following is live only; never with --from', () => {
+    expect(planTail({ lines: '3' }, env)).toMatchObject({ from: 'all', recent: 3, follow: true });
+    expect(planTail({ lines: '3', follow: false }, env)).toMatchObject({ from: 'all', recent: 3, follow: false });
+    const live = planTail({ lines: '0' }, env);
+    expect([live.from, live.recent]).toEqual([undefined, undefined]);
+    expect(planTail({ lines: '0', follow: false }, env)).toMatchObject({ from: 'all', recent: 0 });
+    for (const bad of ['-1', '1.5', 'ten', ''])
+      expect(() => planTail({ lines: bad }, env), bad).toThrow('--lines takes a whole number of events >= 0 (0: only new events)');
+    expect(() => planTail({ lines: '5', from: 'all' }, env)).toThrow('--lines and --from: use one');
+    const exact = planTail({ from: 'all' }, env);
+    expect([exact.from, exact.recent]).toEqual(['all', undefined]);
   });
 
   it('AEP_SOCKET=off with AEP_PORT: TCP on AEP_HOST with AEP_TOKEN', () => {

@@ -102,7 +102,9 @@ export function factsOf(event: Data, context: FactContext = {}): Fact[] {
       f.text('label', d['label']);
       break;
     case 'session.ended':
+      // hermesendedby: idle marks an end the daemon made for a session Hermes went quiet in (AEP_SESSION_IDLE_S)
       f.kv('reason', d['reason'], d['reason'] === 'error')
+        .kv('ended_by', event['hermesendedby'] === 'idle' ? 'idle' : undefined)
         .ms('duration_ms', d['duration_ms'])
         .kv('runs', d['runs']);
       break;

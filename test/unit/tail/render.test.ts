@@ -106,4 +106,10 @@ describe('tail render', () => {
     expect(lines.find((l) => l.includes('attention.answered'))).toMatch(/option=once via=oob$/);
     expect(lines.find((l) => l.includes('session.ended'))).toMatch(/ bef167 +session\.ended reason=normal$/);
   });
+
+  it('a session the daemon ended for idleness says so (hermesendedby: idle), one Hermes ended does not', () => {
+    const ended = historyLines().find((e) => e['type'] === 'session.ended')!;
+    expect(render({ ...ended, data: { reason: 'timeout' }, hermesendedby: 'idle' })).toMatch(/session\.ended reason=timeout ended_by=idle$/);
+    expect(render({ ...ended, data: { reason: 'normal' } })).not.toContain('ended_by');
+  });
 });

@@ -26,6 +26,7 @@ const FLOORS = {
   tail: ['core', 'util', 'aep', 'capture', 'config', 'history'],
   'control-cli': ['core', 'util', 'aep', 'config', 'tail'],
   install: ['core', 'util', 'config', 'hermes', 'transport'],
+  demo: ['core', 'util', 'hermes', 'aep', 'config', 'history', 'otel', 'tail'],
   shim: [],
   daemon: [
     'core',

@@ -68,6 +68,20 @@ AEP_TOKEN (TCP when the socket is off), AEP_LOG_DIR (the history read when no
 daemon answers).
 `;
 
+const DEMO_HELP = `
+The session (its id starts with demo-): one turn with four model calls (tokens
+included), four tool calls (one fails), Hermes's own approval prompt (asked,
+allowed once) and a clarify question (asked, answered), then the session ends.
+Each hook runs the shim Hermes would run (node dist/src/shim/hook.cjs, the
+envelope on stdin). The daemon is found as tail finds it; when none answers,
+one is started with the same environment and stopped at the end.
+Exit status: 0 when every expected event is in the history; 1 with the reason
+(the daemon refused, nothing arrived in time...).
+Environment: AEP_STATE_DIR / AEP_SOCKET, AEP_PORT + AEP_HOST with AEP_TOKEN_FILE
+(the daemon and its hook token), AEP_LOG_DIR (the history), AEP_OTEL_FILE and
+OTEL_* (the spans).
+`;
+
 const CONTROL_ENV = `
 Sent as an AEP command on the daemon's WebSocket (/socket): over its Unix socket
 (trusted, no token), or over TCP with the stream token, which a command always
@@ -273,6 +287,16 @@ async function program(): Promise<CommandType> {
     .allowExcessArguments(false)
     .addHelpText('after', TAIL_ENV)
     .action(async (o: import('./tail/options.js').TailCliOptions) => (await import('./tail/tail-cli.js')).runTailCli(o));
+
+  cli
+    .command('demo')
+    .description(
+      'send a scripted Hermes session (no model, no network) through the shim into the running daemon (or one it starts and stops), then show the tail view, the history file and the trace',
+    )
+    .option('--jaeger-url <url>', "Jaeger's base URL for the trace link", 'http://127.0.0.1:16686')
+    .allowExcessArguments(false)
+    .addHelpText('after', DEMO_HELP)
+    .action(async (o: { jaegerUrl: string }) => (await import('./demo/demo-cli.js')).runDemo(o));
 
   const target = (c: CommandType) =>
     c

@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
-# The collector + Jaeger pipeline without Docker: builds both once (scripts/provision-otel.sh, about 5 minutes
-# cold, cached under ~/.cache/hermes-aep), then runs them on loopback in the foreground until Ctrl-C.
+# The collector + Jaeger pipeline without Docker: builds those two once (scripts/provision-otel.sh otelcol jaeger,
+# cached under ~/.cache/hermes-aep; cold it needs Go >= 1.25 and the Go module proxy, and costs about 2 GB of module
+# downloads and several GB of Go build cache: docs/local-pipeline.md), then runs them on loopback in the foreground
+# until Ctrl-C (warm: ready in a few seconds).
 #   Jaeger:     query API on http://127.0.0.1:16686 (a locally built Jaeger has the JSON APIs, not the web UI)
 #   collector:  OTLP on 127.0.0.1:4317 (gRPC) and 127.0.0.1:4318 (HTTP), the shipped otel-collector.yaml
-# Point the daemon at it:  OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:4318 npm start
+# Point the daemon at it:  OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:4318 hermes-aep daemon
 # Spans the daemon wrote to its file while no collector ran ({AEP_LOG_DIR}/otel/spans.jsonl) are replayed into
 # Jaeger at start (the collector's otlp_json_file receiver).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-bins="$(bash "$ROOT/scripts/provision-otel.sh")"
+bins="$(bash "$ROOT/scripts/provision-otel.sh" otelcol jaeger)"
 OTELCOL="$(printf '%s\n' "$bins" | sed -n 's/^OTELCOL=//p')"
 JAEGER="$(printf '%s\n' "$bins" | sed -n 's/^JAEGER=//p')"
 LOG_DIR="${AEP_LOG_DIR:-$HOME/.aep/logs}"

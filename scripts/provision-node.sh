@@ -11,6 +11,17 @@
 #
 #   scripts/provision-node.sh 24.21.0      (or NODE_VERSION=24.21.0)
 #
+# To put that release first on PATH in your shell (any `node` that runs npm can fetch it):
+#
+#   eval "$(scripts/provision-node.sh 24.21.0 --export)"
+#
+# which prints only `export PATH="<prefix>/node_modules/node/bin:$PATH"`: the directory of the binary itself,
+# which is also npm's global bin directory for that node (`npm prefix -g` is <prefix>/node_modules/node), so a
+# later `npm link` in the checkout puts `hermes-aep` beside it, on PATH.
+#
+# `--cached` never installs: it prints the two lines below when the release is in the cache, and otherwise exits 3
+# with nothing on stdout (the tests read the cache this way; `npm test` provisions it first).
+#
 # Idempotent: a cached binary that answers `--version` with the release is
 # used as is. Needs `npm` on PATH (any version; the package's install script
 # runs with whatever `node` is first on PATH, and npm may warn that the script
@@ -24,7 +35,16 @@
 #   HERMES_AEP_CACHE   cache root (default: $HOME/.cache/hermes-aep)
 set -euo pipefail
 
-VERSION="${1:-${NODE_VERSION:-}}"
+MODE=lines
+VERSION="${NODE_VERSION:-}"
+for arg in "$@"; do
+  case "$arg" in
+    --export) MODE=export ;;
+    --cached) MODE=cached ;;
+    -*) printf 'provision-node: unknown option %s (--export, --cached)\n' "$arg" >&2; exit 2 ;;
+    *) VERSION="$arg" ;;
+  esac
+done
 
 log() { printf 'provision-node: %s\n' "$*" >&2; }
 die() { log "error: $*"; exit 1; }
@@ -45,6 +65,9 @@ runs() { [ "$("$1/node_modules/.bin/node" --version 2>/dev/null)" = "v$VERSION" 
 
 if runs "$PREFIX"; then
   log "cached: $BIN_DIR/node"
+elif [ "$MODE" = cached ]; then
+  log "node $VERSION is not in $CACHE_ROOT (scripts/provision-node.sh $VERSION installs it)"
+  exit 3
 else
   command -v npm >/dev/null 2>&1 || die "npm not found on PATH (it installs the node@$VERSION package)"
   t0=$(date +%s)
@@ -64,5 +87,10 @@ else
   log "installed in $(($(date +%s) - t0))s: $BIN_DIR/node"
 fi
 
+if [ "$MODE" = export ]; then
+  # the real binary's directory (node_modules/.bin/node is a link to it): npm's global prefix is its parent
+  printf 'export PATH="%s:$PATH"\n' "$PREFIX/node_modules/node/bin"
+  exit 0
+fi
 echo "NODE=$BIN_DIR/node"
 echo "NODE_BIN_DIR=$BIN_DIR"

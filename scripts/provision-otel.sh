@@ -7,7 +7,8 @@
 #   ${HERMES_AEP_CACHE:-$HOME/.cache/hermes-aep}/prometheus-<version>/prometheus
 #
 # A binary that already exists is not rebuilt (pass --force to rebuild).
-# Progress goes to stderr; stdout gets exactly three lines at the end:
+# Name components to build only those (scripts/local-pipeline.sh: `otelcol jaeger`); none named builds all three.
+# Progress goes to stderr; stdout gets one line per component at the end:
 #
 #   OTELCOL=/abs/path/otelcol
 #   JAEGER=/abs/path/jaeger
@@ -43,15 +44,19 @@ PROMETHEUS_VERSION="3.16.0"
 
 # --- arguments ---------------------------------------------------------------
 FORCE=0
+WANT=()
 for arg in "$@"; do
   case "$arg" in
     --force) FORCE=1 ;;
+    otelcol|jaeger|prometheus) WANT+=("$arg") ;;
     -h|--help)
-      sed -n '2,22p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+      sed -n '2,23p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
       exit 0 ;;
-    *) echo "provision-otel: unknown argument: $arg" >&2; exit 2 ;;
+    *) echo "provision-otel: unknown argument: $arg (--force, otelcol, jaeger, prometheus)" >&2; exit 2 ;;
   esac
 done
+[ "${#WANT[@]}" -gt 0 ] || WANT=(otelcol jaeger prometheus)
+wants() { [[ " ${WANT[*]} " == *" $1 "* ]]; }
 
 log() { printf 'provision-otel: %s\n' "$*" >&2; }
 die() { log "error: $*"; exit 1; }
@@ -178,10 +183,10 @@ build_prometheus() {
   log "prometheus built in $(elapsed "$t0"): $("$PROMETHEUS_BIN" --version 2>&1 | head -n 1)"
 }
 
-build_otelcol
-build_jaeger
-build_prometheus
+! wants otelcol || build_otelcol
+! wants jaeger || build_jaeger
+! wants prometheus || build_prometheus
 
-echo "OTELCOL=$OTELCOL_BIN"
-echo "JAEGER=$JAEGER_BIN"
-echo "PROMETHEUS=$PROMETHEUS_BIN"
+! wants otelcol || echo "OTELCOL=$OTELCOL_BIN"
+! wants jaeger || echo "JAEGER=$JAEGER_BIN"
+! wants prometheus || echo "PROMETHEUS=$PROMETHEUS_BIN"

@@ -1,6 +1,6 @@
 /**
  * One runtime story across the files that name a Node release: package.json's
- * engines floor, the Docker image, and the releases .ci/run provisions.
+ * engines floor, the Docker image, the releases .ci/run provisions, and the one scripts/check-node.cjs recommends.
  */
 import { describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
@@ -29,6 +29,10 @@ describe('the Node releases the project names agree', () => {
   it('the Docker image runs the Node 24 release .ci/run tests on', () => {
     expect(ciRelease('NODE24_RELEASE')).toMatch(/^24\./);
     expect(imageRelease).toBe(ciRelease('NODE24_RELEASE'));
+  });
+
+  it('the Node 24 release scripts/check-node.cjs tells a too-old runtime to get is the one .ci/run tests on', () => {
+    expect(/^var RECOMMENDED = '(\d+\.\d+\.\d+)';$/m.exec(read('scripts/check-node.cjs'))?.[1]).toBe(ciRelease('NODE24_RELEASE'));
   });
 
   it('.ci/run tests the unit tier on a Node 22 release the engines floor admits', () => {

@@ -13,12 +13,13 @@ import { readSetLiteral } from '../../../src/install/valid-hooks.js';
 import { CLI, ROOT } from '../../support/paths.js';
 import { tempDir } from '../../support/processes.js';
 import { hermesTree, PLUGINS_PY_0_21_3_LAYOUT } from '../../support/hermes-tree.js';
+import { DOCTOR_HERMES_RELEASES } from '../../support/hermes-release.js';
 
 const run = promisify(execFile);
 
-/** The `hermes` executable of a PyPI release, from the cache (installed there once when missing). */
+/** The `hermes` executable of a PyPI release, from the cache (`npm test` installs it there first: test/prereqs). */
 async function provisionedHermes(version: string): Promise<string> {
-  const { stdout } = await run('bash', [path.join(ROOT, 'scripts', 'provision-hermes.sh')], {
+  const { stdout } = await run('bash', [path.join(ROOT, 'scripts', 'provision-hermes.sh'), '--cached'], {
     env: { ...process.env, HERMES_VERSION: version },
     timeout: 20 * 60_000,
     maxBuffer: 16 * 1024 * 1024,
@@ -42,7 +43,7 @@ async function doctorCli(args: string[], env: NodeJS.ProcessEnv = process.env): 
   }
 }
 
-describe.each(['0.18.2', '0.19.0'])('doctor against the real Hermes %s from PyPI', (version) => {
+describe.each(DOCTOR_HERMES_RELEASES)('doctor against the real Hermes %s from PyPI', (version) => {
   it(
     'finds it from its hermes executable, reads its version and its 23 hooks (one a line, comments between), no drift: the hermes check is ok',
     async () => {

@@ -51,6 +51,10 @@ describe('the manual links only to what exists', () => {
     expect(broken).toEqual([]);
   });
 
+  it.each(PAGES)('%s spells every command hermes-aep <command> (npm link puts it on PATH), never node dist/src/cli.js', (page) => {
+    expect(readFileSync(path.join(ROOT, page), 'utf8')).not.toMatch(/node dist\/src\/cli\.js/);
+  });
+
   it('the README is a manual read in five minutes: at most about 250 lines', () => {
     const lines = readFileSync(path.join(ROOT, 'README.md'), 'utf8').split('\n').length;
     expect(lines).toBeLessThanOrEqual(260);

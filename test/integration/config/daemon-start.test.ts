@@ -1,37 +1,14 @@
-import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { CLI } from '../../support/paths.js';
+import { daemonUntilExit, type DaemonExit } from '../../support/daemon-exit.js';
 import { tempDir } from '../../support/processes.js';
 
 /** `hermes-aep daemon` (compiled) with these settings; killed (its own pid) if still running at the deadline. */
-function daemon(env: Record<string, string>, deadlineMs = 15_000): Promise<{ code: number | null; stderr: string; killed: boolean }> {
+function daemon(env: Record<string, string>, deadlineMs = 15_000): Promise<DaemonExit> {
   const state = tempDir();
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [CLI, 'daemon'], {
-      env: {
-        ...process.env,
-        AEP_STATE_DIR: path.join(state, 'state'),
-        AEP_LOG_DIR: path.join(state, 'log'),
-        AEP_PORT: '',
-        OTEL_TRACES_EXPORTER: 'none',
-        ...env,
-      },
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
-    let stderr = '';
-    let killed = false;
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString('utf8')));
-    const timer = setTimeout(() => {
-      killed = true;
-      child.kill('SIGKILL');
-    }, deadlineMs);
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stderr, killed });
-    });
-  });
+  const dirs = { AEP_STATE_DIR: path.join(state, 'state'), AEP_LOG_DIR: path.join(state, 'log') };
+  return daemonUntilExit({ ...dirs, AEP_PORT: '', OTEL_TRACES_EXPORTER: 'none', ...env }, deadlineMs);
 }
 
 describe('the real daemon with bad settings: exit 2, one stderr line naming every bad variable and what it accepts', () => {

@@ -1,9 +1,8 @@
-import { spawn } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { CLI } from '../../support/paths.js';
+import { daemonUntilExit, type DaemonExit } from '../../support/daemon-exit.js';
 import { startDaemonProcess, tempDir, type DaemonProcess } from '../../support/processes.js';
 import { freePort } from '../../support/ports.js';
 
@@ -20,25 +19,8 @@ afterEach(async () => {
 });
 
 /** The built daemon, expected to exit; killed (its own pid) if still running at the deadline. */
-function refusedDaemon(env: Record<string, string>, deadlineMs = 20_000): Promise<{ code: number | null; stderr: string; killed: boolean }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [CLI, 'daemon'], {
-      env: { ...process.env, AEP_HOST: '127.0.0.1', OTEL_TRACES_EXPORTER: 'none', ...env },
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
-    let stderr = '';
-    let killed = false;
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString('utf8')));
-    const timer = setTimeout(() => {
-      killed = true;
-      child.kill('SIGKILL');
-    }, deadlineMs);
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stderr, killed });
-    });
-  });
-}
+const refusedDaemon = (env: Record<string, string>, deadlineMs = 20_000): Promise<DaemonExit> =>
+  daemonUntilExit({ AEP_HOST: '127.0.0.1', OTEL_TRACES_EXPORTER: 'none', ...env }, deadlineMs);
 
 async function holdPort(port: number): Promise<Server> {
   const server = createServer();

@@ -27,6 +27,7 @@ const FLOORS = {
   'control-cli': ['core', 'util', 'aep', 'config', 'tail'],
   install: ['core', 'util', 'config', 'hermes', 'transport'],
   demo: ['core', 'util', 'hermes', 'aep', 'config', 'history', 'otel', 'tail'],
+  'ui-server': ['core', 'util', 'aep', 'config', 'transport', 'stream', 'control-cli'],
   shim: [],
   daemon: [
     'core',
@@ -46,6 +47,7 @@ const FLOORS = {
     'control',
     'relay',
     'state',
+    'ui-server',
   ],
 };
 

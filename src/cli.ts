@@ -126,6 +126,17 @@ HERMES_HOME. docs/doctor.md lists each check and its fix.
 
 Exit status: 0 all ok (warnings allowed); 1 any FAIL; 2 doctor itself could not run.`;
 
+const UI_HELP = `
+The page needs the daemon's TCP listener: AEP_PORT (a browser cannot open a Unix
+socket). Its address is http://<AEP_HOST>:<AEP_PORT>/ui, with #token=<token>
+in the fragment (never sent to the server: the page keeps it for its requests):
+AEP_TOKEN when set (the page can read and answer), else the hook token file's
+content (read only: answers need AEP_TOKEN), else none. Without --url it is
+opened with xdg-open or open when one is on PATH, else printed. Exit 2 without
+AEP_PORT.
+Environment: AEP_HOST, AEP_PORT, AEP_TOKEN, AEP_STATE_DIR / AEP_TOKEN_FILE.
+`;
+
 /** Commander's own usage errors (a missing argument, an unknown option) exit 2 for the control commands, like theirs. */
 const usageExit = (err: { exitCode: number }) => process.exit(err.exitCode === 0 ? 0 : 2);
 
@@ -297,6 +308,15 @@ async function program(): Promise<CommandType> {
     .allowExcessArguments(false)
     .addHelpText('after', DEMO_HELP)
     .action(async (o: { jaegerUrl: string }) => (await import('./demo/demo-cli.js')).runDemo(o));
+
+  cli
+    .command('ui')
+    .description("the live view: open the daemon's page (/ui) in a browser, or print its address with --url")
+    .option('--url', 'print the address (the token in its #fragment) and exit, instead of opening it')
+    .allowExcessArguments(false)
+    .addHelpText('after', UI_HELP)
+    .exitOverride(usageExit)
+    .action(async (o: { url?: boolean }) => (await import('./ui-server/ui-cli.js')).runUiCli(o));
 
   const target = (c: CommandType) =>
     c

@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { CAPTURE_LEVELS, type CaptureLevel } from '../core/capture-levels.js';
 import type { CapturePolicy } from '../capture/policy.js';
 import { MAX_SOCKET_PATH_BYTES } from '../transport/unix-socket.js';
-import { absolutePath, bool, int, listOf, oneOf, pathOrOff, readEnv, reject, setting, wsUrl } from './read-env.js';
+import { absolutePath, bool, httpUrl, int, listOf, oneOf, pathOrOff, readEnv, reject, setting, wsUrl } from './read-env.js';
 
 /**
  * Nodes (JSON values plus object keys) a hook body may hold. A real
@@ -52,6 +52,9 @@ const isOrigin = (s: string) => {
     return false;
   }
 };
+
+/** Jaeger's UI on this machine (the compose file publishes it there): the base of the live view's trace links. */
+export const DEFAULT_JAEGER_URL = 'http://127.0.0.1:16686';
 
 /** `{AEP_STATE_DIR}/webhook-secret`: the HMAC secret Hermes's outbound webhooks are signed with (install writes it into Hermes's config). */
 export const WEBHOOK_SECRET_FILE = 'webhook-secret';
@@ -107,6 +110,9 @@ const daemonSettings = z
     AEP_HERMES_GATE_TOOLS: setting('a regular expression (matched against the whole tool name)', toolPattern).optional(),
     AEP_ATTENTION_TIMEOUT_MS: int(1_000, MAX_HOLD_MS).default(55_000),
     AEP_INSTRUCT: bool.default(false),
+    // --- the live view (src/ui-server/): the page at /ui, its state and its answers ---
+    AEP_UI: oneOf(['on', 'off'] as const).default('on'),
+    AEP_UI_JAEGER_URL: httpUrl.default(DEFAULT_JAEGER_URL),
     // --- model-call cost (src/usage/): prices that win over the bundled database, read by readSettings ---
     AEP_PRICES_FILE: absolutePath.optional(),
   })
@@ -194,6 +200,12 @@ const daemonSettings = z
         holdMs: e.AEP_ATTENTION_TIMEOUT_MS,
         /** AEP_INSTRUCT: x.hermes.control.instruct is accepted, delivered at the next turn start */
         instruct: e.AEP_INSTRUCT,
+      },
+      ui: {
+        /** AEP_UI: the live view (`/ui`, `/ui/state`, `/ui/command`) is served; off: they answer 404 */
+        on: e.AEP_UI === 'on',
+        /** AEP_UI_JAEGER_URL: the base of the page's "open in Jaeger" links (`<base>/trace/<traceId>`), no trailing slash */
+        jaegerUrl: e.AEP_UI_JAEGER_URL.replace(/\/+$/, ''),
       },
       /** AEP_PRICES_FILE: the user's price file (read and checked with the settings, src/usage/price-file.ts) */
       ...(e.AEP_PRICES_FILE !== undefined ? { pricesFile: e.AEP_PRICES_FILE } : {}),

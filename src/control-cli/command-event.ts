@@ -26,6 +26,8 @@ export interface CommandEvent {
 export interface CommandContext {
   /** the host part of `source` (a URI authority: AEP_SOURCE_HOST or the sanitized host name) */
   readonly host: string;
+  /** the sender (`agent`, and the agent part of `source`): this CLI unless another sender builds the same command (the live view) */
+  readonly agent?: string;
   readonly newId?: () => string;
   readonly now?: () => Date;
 }
@@ -41,13 +43,14 @@ interface CommandSpec {
 
 function build(spec: CommandSpec, ctx: CommandContext): CommandEvent {
   const id = (ctx.newId ?? ulid)();
+  const agent = ctx.agent ?? CLI_AGENT;
   const event = {
     aep: '0.1',
     id,
     type: spec.type,
     time: (ctx.now?.() ?? new Date()).toISOString(),
-    source: `aep://${ctx.host}/agent/${CLI_AGENT}/session/${encodeURIComponent(spec.session)}`,
-    agent: CLI_AGENT,
+    source: `aep://${ctx.host}/agent/${agent}/session/${encodeURIComponent(spec.session)}`,
+    agent,
     session: spec.session,
     ...(spec.subject !== undefined ? { subject: spec.subject } : {}),
     ...(spec.cause !== undefined ? { cause: spec.cause } : {}),

@@ -18,7 +18,7 @@ import { MAX_DEPTH } from './limits.js';
  * Control acks' nack reasons (aep/payloads.ts `NackReason`) are AEP-0004
  * vocabulary, not daemon errors: they are not here.
  */
-export type ErrorWhere = '/hook' | '/webhook' | '/events' | '/stream' | '/socket' | 'frame' | 'any route';
+export type ErrorWhere = '/hook' | '/webhook' | '/events' | '/stream' | '/socket' | '/ui/command' | 'frame' | 'any route';
 
 export interface ErrorSpec {
   /** the HTTP status it is answered with; `'frame'`: a WebSocket error frame only */
@@ -30,8 +30,8 @@ export interface ErrorSpec {
 export const ERRORS = {
   // the hook route (/hook): bodies and headers
   'invalid-envelope': { status: 400, where: ['/hook', '/webhook'], message: 'not a Hermes hook envelope' },
-  'invalid-json': { status: 400, where: ['/hook', '/webhook'], message: 'body is not valid JSON' },
-  'empty-body': { status: 400, where: ['/hook', '/webhook'], message: 'body is empty' },
+  'invalid-json': { status: 400, where: ['/hook', '/webhook', '/ui/command'], message: 'body is not valid JSON' },
+  'empty-body': { status: 400, where: ['/hook', '/webhook', '/ui/command'], message: 'body is empty' },
   'too-deep': { status: 400, where: ['/hook', '/webhook'], message: `body nests deeper than ${MAX_DEPTH} levels` },
   'too-many-nodes': { status: 413, where: ['/hook', '/webhook'], message: 'body holds more JSON values and keys than AEP_MAX_BODY_NODES' },
   'bad-drop-report': { status: 400, where: ['/hook'], message: 'the dropped-hooks header must be one decimal count (0..999999999)' },
@@ -49,9 +49,9 @@ export const ERRORS = {
   'delivery-mismatch': { status: 400, where: ['/webhook'], message: 'X-Hermes-Event or X-Hermes-Delivery differs from the signed body' },
   'stale-delivery': { status: 400, where: ['/webhook'], message: "the delivery's timestamp is outside AEP_WEBHOOK_WINDOW_S of the daemon's clock" },
   // bodies of the hook and ingest routes alike
-  'too-large': { status: 413, where: ['/hook', '/webhook', '/events'], message: 'body exceeds AEP_MAX_BODY_BYTES' },
-  'bad-content-length': { status: 400, where: ['/hook', '/webhook', '/events'], message: 'content-length does not match the body' },
-  'unsupported-media-type': { status: 415, where: ['/hook', '/webhook', '/events'], message: 'content-type must be application/json' },
+  'too-large': { status: 413, where: ['/hook', '/webhook', '/events', '/ui/command'], message: 'body exceeds AEP_MAX_BODY_BYTES' },
+  'bad-content-length': { status: 400, where: ['/hook', '/webhook', '/events', '/ui/command'], message: 'content-length does not match the body' },
+  'unsupported-media-type': { status: 415, where: ['/hook', '/webhook', '/events', '/ui/command'], message: 'content-type must be application/json' },
   unavailable: {
     status: 503,
     where: ['/hook', '/webhook', '/events', 'frame'],
@@ -60,16 +60,19 @@ export const ERRORS = {
   // the stream's ingest (/events)
   'invalid-event': { status: 400, where: ['/events', 'frame'], message: 'an event fails envelope validation' },
   conflict: { status: 409, where: ['/events'], message: "an event names one of this daemon's own sessions, whose positions are assigned here" },
-  'bad-body': { status: 400, where: ['/events'], message: 'the body could not be read' },
+  'bad-body': { status: 400, where: ['/events', '/ui/command'], message: 'the body could not be read' },
   // subscribing (/stream, /socket)
   'invalid-filter': { status: 400, where: ['/stream', 'frame'], message: 'the subscription request is invalid' },
-  'limit-exceeded': { status: 429, where: ['/stream', 'frame'], message: 'the subscription would exceed a limit of the daemon' },
+  'limit-exceeded': { status: 429, where: ['/stream', '/ui/command', 'frame'], message: 'the subscription would exceed a limit of the daemon' },
+  // the live view's answers (/ui/command)
+  'invalid-command': { status: 400, where: ['/ui/command'], message: 'not an answer or an instruction the live view sends' },
+  'no-ack': { status: 504, where: ['/ui/command'], message: 'the control target did not acknowledge the command within its ack window' },
   // who may ask (every route)
   unauthorized: { status: 401, where: ['any route', 'frame'], message: 'this needs Authorization: Bearer <token>' },
   'forbidden-host': { status: 403, where: ['any route'], message: "Host must be localhost, 127.0.0.1, [::1] or one of the daemon's own names" },
   'forbidden-origin': { status: 403, where: ['any route'], message: 'requests made by web pages (with an Origin header) are refused' },
   'not-found': { status: 404, where: ['any route'], message: 'no such route' },
-  stopping: { status: 503, where: ['/socket'], message: 'the daemon is stopping' },
+  stopping: { status: 503, where: ['/socket', '/ui/command'], message: 'the daemon is stopping' },
   internal: { status: 500, where: ['any route'], message: 'the daemon could not process this request' },
   'start-refused': {
     status: 503,

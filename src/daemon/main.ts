@@ -49,6 +49,9 @@ import { streamFactories } from './stream-factories.js';
 import { ControlTarget } from '../control/control-target.js';
 import { daemonReadings } from './metrics-readings.js';
 import { IdleClose } from './idle-close.js';
+import { StreamAuth } from '../stream/stream-auth.js';
+import { uiFolder } from '../ui-server/static-files.js';
+import type { UiDeps } from '../ui-server/deps.js';
 
 export const VERSION = '0.1.0';
 /** what the log sink's final writes and fdatasync may take at shutdown (the whole stop is bounded by the sum below) */
@@ -79,7 +82,7 @@ async function prepareTransport(config: DaemonConfig, log: Logger): Promise<{ gu
     // Hermes's outbound webhooks reach the daemon over TCP only: their secret is made (or read) with TCP on
     const webhookSecret = config.port !== undefined ? await readWebhookSecret(config.webhook.secretFile, log) : undefined;
     return {
-      guard: new RequestGuard({ boundHost: config.host, allowedHosts: config.allowedHosts, ...(token ? { token } : {}) }),
+      guard: new RequestGuard({ boundHost: config.host, allowedHosts: config.allowedHosts, ...(token ? { token } : {}), ui: config.ui.on }),
       ...(token ? { hookToken: token } : {}),
       ...(webhookSecret ? { webhookSecret } : {}),
     };
@@ -258,6 +261,8 @@ export async function startDaemon(
   identity.enterEpoch(epoch);
   // AEP_RELAY_URL: this daemon's own events, once durable, also go out to a relay as an emitter
   const relay = stream && config.relay ? relayLink(config, log, control, (s) => stream.hub.isOwnSession(s)) : undefined;
+  // AEP_UI: the live view, over the stream's hub and the control target
+  const ui = stream && config.ui.on ? liveView(config, stream, control, transport.hookToken, log) : undefined;
   const started = Date.now();
   const dropReports = new DropReports();
   // model-call cost: the price database (~830 KB) loads once the daemon listens; a call priced before then has none (counted)
@@ -305,7 +310,7 @@ export async function startDaemon(
       ...(metrics ? { metrics: metrics.stats() } : {}),
     }),
     spool: { dir: path.join(config.stateDir, 'spool'), seen: spooledSeen },
-    ...(stream || webhook ? { server: { ...stream?.server, ...(webhook ? { webhook } : {}) } } : {}),
+    ...(stream || webhook ? { server: { ...stream?.server, ...(webhook ? { webhook } : {}), ...(ui ? { ui } : {}) } } : {}),
     ...(stream ? { degraded: () => [...stream.degraded(), ...degradedOf(relay)] } : {}),
     // a recorded ack re-emitted: to the hub, then the relay, as the own events go
     control: {
@@ -452,6 +457,28 @@ function relayLink(config: DaemonConfig, log: Logger, control: ControlTarget, is
     isOwnSession,
     log,
   });
+}
+
+/** The live view's parts: its files, the stream's read rule (its own instance: it keeps no counts), AEP_TOKEN for answers. */
+function liveView(config: DaemonConfig, stream: StreamWiring, control: ControlTarget, hookToken: string | undefined, log: Logger): UiDeps {
+  const token = config.stream.token;
+  return {
+    dir: uiFolder(),
+    version: VERSION,
+    jaegerUrl: config.ui.jaegerUrl,
+    gates: { control: config.control.gate, instruct: config.control.instruct },
+    ...(token !== undefined ? { token } : {}),
+    auth: new StreamAuth({
+      ...(token !== undefined ? { token } : {}),
+      ...(hookToken !== undefined ? { readToken: hookToken } : {}),
+      openRead: config.stream.openRead,
+      allowedOrigins: [],
+    }),
+    hub: stream.hub,
+    control,
+    sourceHost: config.sourceHost,
+    log,
+  };
 }
 
 const degradedOf = (relay: RelayLink | undefined): Degradation[] => {

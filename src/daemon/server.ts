@@ -18,6 +18,8 @@ import { EMPTY_REPLY, type HookReply } from '../control/control-types.js';
 import type { HookOutcome } from './pipeline.js';
 import type { FastifyReply } from 'fastify';
 import { webhookRoute, type WebhookDeps } from './webhook-route.js';
+import { uiRoutes } from '../ui-server/ui-routes.js';
+import type { UiDeps } from '../ui-server/deps.js';
 
 export interface ServerDeps {
   readonly pipeline: HookPipeline;
@@ -42,6 +44,8 @@ export interface ServerDeps {
   readonly control?: Pick<ControlTarget, 'hold' | 'abandon'>;
   /** Hermes's outbound webhooks (`POST /webhook`): registered when given (the daemon gives it with TCP on) */
   readonly webhook?: WebhookDeps;
+  /** the live view (`/ui`, `/ui/state`, `/ui/command`): registered when given (AEP_UI=on) */
+  readonly ui?: UiDeps;
 }
 
 /**
@@ -215,6 +219,7 @@ export function buildServer(deps: ServerDeps): FastifyInstance {
   });
 
   if (deps.stream) void app.register(streamRoutes(deps.stream));
+  if (deps.ui) void app.register(uiRoutes(deps.ui));
   if (deps.webhook)
     void app.register(
       webhookRoute({

@@ -79,6 +79,14 @@ export class StreamAuth {
     const origin = req.headers.origin;
     const browser = origin !== undefined;
     if (browser && (need !== 'read' || !this.origins.has(origin.trim().toLowerCase()))) return { status: 403, body: ORIGIN };
+    return this.credentials(req, need, browser);
+  }
+
+  /**
+   * The token rule alone, for a route that has checked the request's Origin
+   * itself (the live view's `/ui/state`: its own page, same origin).
+   */
+  credentials(req: IncomingMessage, need: 'read' | 'write', browser = false): StreamAccess | StreamRefusal {
     if (transportOf(req) === 'unix') return { kind: 'authenticated' };
     const offered = credentialOf(req);
     if (this.digest) return matches(offered, this.digest) ? { kind: 'authenticated' } : { status: 401, body: NO_TOKEN };

@@ -62,6 +62,14 @@ export interface GuardOptions {
    * HMAC signature is that route's authentication, checked by the route).
    */
   readonly token?: string;
+  /**
+   * AEP_UI on: the live view's paths (`/ui`, `/ui/...`) check their own
+   * token (none for the page's files, the stream's read rule for
+   * `/ui/state`, AEP_TOKEN for `/ui/command`), and its own page's Origin
+   * (exactly `http://<Host>`) is let through on them: GET and HEAD, and
+   * `POST /ui/command`. Every other Origin is refused there as anywhere.
+   */
+  readonly ui?: boolean;
 }
 
 /**
@@ -69,6 +77,33 @@ export interface GuardOptions {
  * stream's own (StreamAuth, AEP_TOKEN); the guard checks only their Host.
  */
 export const STREAM_PATHS: ReadonlySet<string> = new Set(['/events', '/.well-known/aep', '/stream', '/socket']);
+
+/** The live view's paths (src/ui-server/): the page at `/ui`, its files under it, `/ui/state`, `/ui/command`. */
+export const UI_PATH = '/ui';
+export const UI_COMMAND_PATH = '/ui/command';
+
+/** A request path without its query. */
+const pathOf = (url: string | undefined): string => {
+  const u = url ?? '/';
+  const q = u.indexOf('?');
+  return q < 0 ? u : u.slice(0, q);
+};
+
+/** `/ui` or anything under `/ui/`. */
+export const isUiPath = (url: string | undefined): boolean => {
+  const p = pathOf(url);
+  return p === UI_PATH || p.startsWith(`${UI_PATH}/`);
+};
+
+/**
+ * Whether an Origin header is exactly this daemon's own origin for the
+ * request's Host (`http://<Host>`, as a browser sends it for a page it
+ * loaded from that Host): the live view's page, never another's.
+ */
+export function sameOrigin(origin: string | undefined, hostHeader: string | undefined): boolean {
+  if (origin === undefined || hostHeader === undefined || hostName(hostHeader) === undefined) return false;
+  return origin.trim().toLowerCase() === `http://${hostHeader.trim().toLowerCase()}`;
+}
 
 /** Hermes's outbound webhooks: signed by HMAC (daemon/webhook-route.ts), so the hook token is not asked for there. */
 export const WEBHOOK_PATH = '/webhook';
@@ -89,6 +124,7 @@ export class RequestGuard {
   readonly refused = { host: 0, origin: 0, token: 0 };
   private readonly allowed: ReadonlySet<string>;
   private readonly tokenDigest: Buffer | undefined;
+  private readonly ui: boolean;
 
   constructor(o: GuardOptions = {}) {
     const names = [...LOCAL_NAMES, ...(o.allowedHosts ?? []).map(normalizeName)];
@@ -96,6 +132,7 @@ export class RequestGuard {
     if (!UNSPECIFIED.has(bound)) names.push(bound);
     this.allowed = new Set(names.filter((n) => n !== ''));
     this.tokenDigest = o.token === undefined ? undefined : sha256(o.token);
+    this.ui = o.ui ?? false;
   }
 
   /** Whether a Host header names this daemon (DNS-rebinding defence); public for the WebSocket upgrade path. */
@@ -106,9 +143,14 @@ export class RequestGuard {
 
   /** A stream route: its token and Origin rules are checked by the route (AEP-0003 §8.1), not here. */
   private isStreamPath(url: string | undefined): boolean {
-    const u = url ?? '/';
-    const q = u.indexOf('?');
-    return STREAM_PATHS.has(q < 0 ? u : u.slice(0, q));
+    return STREAM_PATHS.has(pathOf(url));
+  }
+
+  /** The one exception to "no Origin": the live view's own page reading its files and state, or sending an answer. */
+  private ownPage(req: FastifyRequest): boolean {
+    if (!sameOrigin(req.headers.origin, req.headers.host)) return false;
+    if (req.method === 'GET' || req.method === 'HEAD') return true;
+    return req.method === 'POST' && pathOf(req.raw.url) === UI_COMMAND_PATH;
   }
 
   /** Constant time in the token's content (both sides are hashed to one length first). */
@@ -120,7 +162,8 @@ export class RequestGuard {
 
   readonly onRequest = async (req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> => {
     const stream = this.isStreamPath(req.raw.url);
-    if (req.headers.origin !== undefined && !stream) {
+    const ui = this.ui && isUiPath(req.raw.url);
+    if (req.headers.origin !== undefined && !stream && !(ui && this.ownPage(req))) {
       this.refused.origin++;
       return reply.code(REFUSE_ORIGIN.status).send(REFUSE_ORIGIN.body);
     }
@@ -128,7 +171,8 @@ export class RequestGuard {
       this.refused.host++;
       return reply.code(REFUSE_HOST.status).send(REFUSE_HOST.body);
     }
-    if (stream) return undefined;
+    // the stream's and the live view's routes check their own tokens
+    if (stream || ui) return undefined;
     const health = (req.method === 'GET' || req.method === 'HEAD') && req.routeOptions.url === '/healthz';
     const webhook = req.method === 'POST' && req.routeOptions.url === WEBHOOK_PATH;
     if (this.tokenDigest && transportOf(req.raw) !== 'unix' && !health && !webhook && !this.tokenMatches(req.headers.authorization)) {

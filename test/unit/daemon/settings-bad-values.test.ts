@@ -93,6 +93,8 @@ const BAD: Record<string, [bad: string, rule: string]> = {
   OTEL_BLRP_EXPORT_TIMEOUT: ['50', 'a whole number from 100 to 600000'],
   AEP_OTEL_LOGS_CAPTURE: ['all', 'one of none, metadata, redacted, full'],
   AEP_SESSION_IDLE_S: ['1h', 'a whole number from 0 to 2592000'],
+  AEP_UI: ['yes', 'one of on, off'],
+  AEP_UI_JAEGER_URL: ['127.0.0.1:16686', 'an http:// or https:// URL'],
 };
 
 /** docs/reference.md's Settings section: each table row's variables, and whether the row is the shim's alone. */

@@ -1,0 +1,2 @@
+// Placeholder of the ui-server branch: the real page replaces it at merge.
+export {};

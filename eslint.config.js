@@ -100,6 +100,29 @@ export default defineConfig(
       globals: Object.fromEntries(['process', 'Buffer', 'console', 'MessageChannel', 'URL', 'setTimeout', 'clearTimeout'].map((g) => [g, 'readonly'])),
     },
   },
+  // The live view's page (ui/): browser ES modules served as they are (no build), with the browser's globals.
+  {
+    files: ['ui/**/*.js'],
+    languageOptions: {
+      globals: Object.fromEntries(
+        [
+          'document',
+          'location',
+          'history',
+          'sessionStorage',
+          'fetch',
+          'TextDecoderStream',
+          'AbortController',
+          'URL',
+          'requestAnimationFrame',
+          'setTimeout',
+          'clearTimeout',
+          'setInterval',
+        ].map((g) => [g, 'readonly']),
+      ),
+    },
+    rules: { 'no-console': 'error', 'no-eval': 'error', 'no-implied-eval': 'error', 'no-new-func': 'error' },
+  },
   {
     files: ['**/*.cjs'],
     languageOptions: {

@@ -33,6 +33,7 @@ const SUITE_ORDER = [
   'plugin-callback',
   'stalled-subscriber',
   'stalled-daemon',
+  'ui-latency',
 ];
 const SUITES_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), 'suites');
 

@@ -26,7 +26,7 @@ async function provision(script: string, env: Record<string, string> = {}, label
 /**
  * Provisions the real components the end-to-end tier runs (the collector and
  * Jaeger built from the Go module proxy, every Hermes release in
- * E2E_HERMES_VERSIONS from PyPI, the config linters), each into a
+ * E2E_HERMES_VERSIONS from PyPI, the config linters, Debian's chromium), each into a
  * version-keyed cache outside the working tree, and publishes their paths to
  * the test workers as environment variables (`E2E_<NAME>`; Hermes as
  * `E2E_HERMES_<version>`, and `E2E_HERMES` for the design record's release).
@@ -45,4 +45,6 @@ export default async function setup(): Promise<void> {
     if (version === PINNED_HERMES_VERSION) process.env.E2E_HERMES = bin;
   }
   publish(await provision('provision-lint.sh'));
+  // the live view's browser tests drive Debian's chromium (as E2E_CHROMIUM)
+  publish(await provision('provision-chromium.sh'));
 }

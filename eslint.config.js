@@ -113,6 +113,8 @@ export default defineConfig(
           'fetch',
           'TextDecoderStream',
           'AbortController',
+          'AbortSignal',
+          'DOMException',
           'URL',
           'requestAnimationFrame',
           'setTimeout',

@@ -58,8 +58,13 @@ export async function sendCommand(token, command) {
       headers: { ...authHeaders(token), 'content-type': 'application/json' },
       body: JSON.stringify(command),
       cache: 'no-store',
+      // the daemon answers within its ack window (12 s); past 20 s the request never left the browser: every open tab
+      // of this page keeps one connection, and a browser opens at most six to one host
+      signal: AbortSignal.timeout(20_000),
     });
-  } catch {
+  } catch (err) {
+    if (err instanceof DOMException && err.name === 'TimeoutError')
+      return { accepted: false, text: 'no answer within 20 s: too many tabs of this page open? (a browser opens six connections to one host)' };
     return { accepted: false, text: 'not sent: the daemon is unreachable' };
   }
   const j = await body(res);

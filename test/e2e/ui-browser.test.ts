@@ -2,7 +2,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { contentText, startFakeLlm, toolCall, type ChatRequest, type FakeLlm } from './support/fake-llm.js';
 import { makeHermesHome, runHermes, type HermesHome } from './support/hermes.js';
 import { E2E_HERMES_VERSIONS } from './support/hermes-versions.js';
@@ -23,7 +23,8 @@ import { requireUi, tid, uiUrl } from '../support/ui-view.js';
  */
 const TOKEN = 'ui-browser-e2e-token-0123456789abcdef';
 const JAEGER = 'http://127.0.0.1:16686';
-const DAEMON_ENV = { AEP_TOKEN: TOKEN, AEP_HERMES_CONTROL: '1', AEP_CAPTURE: 'full', AEP_UI_JAEGER_URL: JAEGER };
+// the file exporter: the mirror stamps each run's traceparent, which the page's Jaeger link is built from
+const DAEMON_ENV = { AEP_TOKEN: TOKEN, AEP_HERMES_CONTROL: '1', AEP_CAPTURE: 'full', AEP_UI_JAEGER_URL: JAEGER, OTEL_TRACES_EXPORTER: 'file' };
 
 let n = 0;
 const newSession = () => `20261204_120000_ui${++n}`;
@@ -40,6 +41,19 @@ describe('the live view in a real browser (chromium, puppeteer-core)', () => {
   let browser: HeadlessBrowser;
   /** every page opened on the daemon: their DOM and traffic are checked for the marker at the end */
   const pages: BrowserPage[] = [];
+  /**
+   * What each page held when its test ended, taken before it is closed. Pages are closed after each test: every open
+   * page keeps one stream connection, and a browser gives one host at most six HTTP/1.1 connections, so a seventh
+   * tab's answer would wait for a free one (docs/ui.md says so to users).
+   */
+  const inspected: { dom: string; traffic: string; page: BrowserPage }[] = [];
+  afterEach(async () => {
+    for (const p of pages.splice(0)) {
+      if (p.page.isClosed()) continue;
+      if (p.page.url().startsWith(daemon.url)) inspected.push({ dom: await p.domText(), traffic: await p.trafficText(), page: p });
+      await p.close();
+    }
+  });
   const history = (): Ev[] => [...readLogs(daemon.historyDir).values()].flat();
   const shim = (body: string, args: string[] = []): Promise<ShimResult> => runShim(body, daemon.shimEnv, 'shim', args);
   const open = async () => {
@@ -90,12 +104,15 @@ describe('the live view in a real browser (chromium, puppeteer-core)', () => {
     await p.waitFor(tid('unit', { kind: 'tool', state: 'running' }));
     expect((await shim(envelope(envelopes, 'post_tool_call', 'call_ok'))).code).toBe(0);
     await p.waitUntil('the tool call done', () => document.querySelectorAll('[data-testid="unit"][data-kind="tool"][data-state="running"]').length === 0);
-    // the rest of both turns
+    // the rest of the first turn, up to its end: the tree is the turn in flight, so its units are looked for before it ends
     const from = envelopes.findIndex((e) => e.hook_event_name === 'post_tool_call' && e.extra['tool_call_id'] === 'call_ok') + 1;
-    for (const e of envelopes.slice(from)) expect((await shim(JSON.stringify(e))).code).toBe(0);
+    const turnEnd = envelopes.findIndex((e) => e.hook_event_name === 'on_session_end');
+    for (const e of envelopes.slice(from, turnEnd)) expect((await shim(JSON.stringify(e))).code).toBe(0);
     await p.waitFor(tid('unit', { kind: 'tool', state: 'failed' }));
     await p.waitFor(tid('unit', { kind: 'subagent' }));
     await p.waitFor(tid('unit', { kind: 'attention' }));
+    // the first turn ends, then the second one runs and ends
+    for (const e of envelopes.slice(turnEnd)) expect((await shim(JSON.stringify(e))).code).toBe(0);
     await p.waitFor(tid('finished-turn'));
     console.log(`[ui-browser] scripted session (${envelopes.length} hooks) shown in ${Date.now() - t0} ms`);
     // the finished turn links to its trace: the traceparent of its run.started
@@ -261,8 +278,14 @@ describe('the live view in a real browser (chromium, puppeteer-core)', () => {
       // the daemon's own page still answers it
       const p = await open();
       await select(p, s);
+      // the buttons are enabled once the page has read /ui/state (the gate is on, the token may answer)
+      await p.waitFor(`${tid('card', { card: String(card.id) })} ${tid('card-allow')}:not([disabled])`, { visible: true });
       await p.page.click(`${tid('card', { card: String(card.id) })} ${tid('card-allow')}`);
+      await p.waitUntil('the answer result', () => /accepted/.test(document.querySelector('[data-testid="answer-result"]')?.textContent ?? ''));
       expect((await held).stdout.trim()).toBe('{}');
+      // released by the page's allow, not by the card's expiry
+      const answered = history().find((e) => e.session === s && e.type === 'attention.answered' && e.subject === card.id);
+      expect(answered?.data).toMatchObject({ answer: { option: 'allow' } });
     } finally {
       foreign.closeAllConnections();
       await new Promise<void>((r) => foreign.close(() => r()));
@@ -271,16 +294,16 @@ describe('the live view in a real browser (chromium, puppeteer-core)', () => {
 
   it('nothing above the ceiling: no planted marker in any page’s DOM or network traffic, though the history holds it', async () => {
     // the plant is real: the daemon captured the marker (AEP_CAPTURE=full)
-    const onDisk = readdirSync(daemon.historyDir)
+    const sessions = path.join(daemon.historyDir, 'hermes');
+    const onDisk = readdirSync(sessions)
       .filter((f) => f.endsWith('.jsonl'))
-      .map((f) => readFileSync(path.join(daemon.historyDir, f), 'utf8'))
+      .map((f) => readFileSync(path.join(sessions, f), 'utf8'))
       .join('\n');
     expect(onDisk).toContain(MARKER);
-    const onDaemon = pages.filter((p) => !p.page.isClosed() && p.page.url().startsWith(daemon.url));
-    expect(onDaemon.length).toBeGreaterThan(0);
-    for (const p of onDaemon) {
-      expect(await p.domText()).not.toContain(MARKER);
-      const traffic = await p.trafficText();
+    // every page the earlier tests opened on the daemon, as it was when its test ended
+    expect(inspected.length).toBeGreaterThan(4);
+    for (const { dom, traffic, page: p } of inspected) {
+      expect(dom).not.toContain(MARKER);
       expect(traffic).not.toContain(MARKER);
       // and the page asked for metadata only, with the token in a header, never in the URL
       const streams = p.requests.filter((r) => new URL(r.url).pathname === '/stream');
@@ -308,7 +331,8 @@ describe.each(E2E_HERMES_VERSIONS)('real Hermes %s with the gate on, denied from
   let browser: HeadlessBrowser;
   const scratch = tempDir('hermes-aep-e2e-ui-');
   const ran = path.join(scratch, 'deny.ran');
-  const GATES = { AEP_HERMES_CONTROL: '1' };
+  // a hold window whose pre_tool_call timeout (window + 3 s + 2 s) fits the e2e install's --timeout 20
+  const GATES = { AEP_HERMES_CONTROL: '1', AEP_ATTENTION_TIMEOUT_MS: '12000' };
   const history = (): Ev[] => [...readLogs(daemon.historyDir).values()].flat();
 
   beforeAll(async () => {

@@ -34,6 +34,8 @@ RUN npm ci --omit=dev --no-audit --no-fund \
 COPY --from=build /app/dist ./dist
 # the AEP payload schemas: the capture gate reads their x-aep-capture annotations at run time
 COPY schemas ./schemas
+# the live view's page (/ui): static files the daemon serves as they are
+COPY ui ./ui
 # The state/log directory belongs to the unprivileged "node" user (uid:gid 1000:1000,
 # shipped by the official image; numeric so runtimes can verify non-root);
 # a named volume mounted here inherits the ownership.

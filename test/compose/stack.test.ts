@@ -100,6 +100,21 @@ describe('compose stack: the shipped docker-compose.yml on local stand-in images
     expect(statSync(file).uid).toBe(UID);
   });
 
+  it('the live view is served on the published loopback port: the page under its strict CSP, and its state only with the token', async () => {
+    const page = await fetch(`${DAEMON}/ui`);
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-type')).toMatch(/^text\/html/);
+    expect(page.headers.get('content-security-policy')).toContain("default-src 'none'");
+    expect(await page.text()).toContain('/ui/app.js');
+    expect((await fetch(`${DAEMON}/ui/app.js`)).status).toBe(200);
+    // reading follows the stream's rule: the hook token of the host's state dir (no AEP_TOKEN in the stack by default)
+    expect((await fetch(`${DAEMON}/ui/state`)).status).toBe(401);
+    const token = readFileSync(path.join(stateDir(), 'hook-token'), 'utf8').trim();
+    const state = await fetch(`${DAEMON}/ui/state`, { headers: { authorization: `Bearer ${token}` } });
+    expect(state.status).toBe(200);
+    expect(await state.json()).toMatchObject({ jaegerUrl: 'http://127.0.0.1:16686', canAnswer: false });
+  });
+
   it("the collector's health_check extension answers inside the project network (the image has no shell to probe itself)", async () => {
     // from the Jaeger stand-in's busybox wget, as any container on the network would reach it
     const out = await compose(['exec', '-T', 'jaeger', 'wget', '-q', '-O', '-', 'http://otel-collector:13133/']);

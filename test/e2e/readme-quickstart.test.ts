@@ -50,10 +50,10 @@ describe("the README's prerequisites and quickstart, run as written, from a node
   let daemonOut = '';
   const socket = path.join(home, '.aep', 'state', 'hermes-aep', 'hook.sock');
 
-  /** bash -c, in `cwd`, with the test's environment; the whole output. */
+  /** bash -c, in `cwd`, with the test's environment: its stdout, and the whole output (stdout then stderr). */
   const sh = (script: string, cwd: string, timeoutMs: number) => {
     const r = spawnSync('bash', ['-c', script], { cwd, env, encoding: 'utf8', timeout: timeoutMs, maxBuffer: 256 * 1024 * 1024 });
-    return { status: r.status, out: `${r.stdout ?? ''}${r.stderr ?? ''}` };
+    return { status: r.status, stdout: r.stdout ?? '', out: `${r.stdout ?? ''}${r.stderr ?? ''}` };
   };
 
   beforeAll(async () => {
@@ -105,7 +105,7 @@ describe("the README's prerequisites and quickstart, run as written, from a node
   it("after the prerequisites' command, node is 24 in that shell", () => {
     const r = sh(`${provisionLine!}\nnode --version`, daemonClone, 300_000);
     expect(r.status, r.out).toBe(0);
-    expect(r.out.trim().split('\n').at(-1)).toMatch(/^v24\./);
+    expect(r.stdout.trim().split('\n').at(-1)).toMatch(/^v24\./);
   });
 
   it('the first quickstart command installs, links hermes-aep and runs the daemon on its default socket', async () => {
@@ -128,7 +128,8 @@ describe("the README's prerequisites and quickstart, run as written, from a node
   }, 660_000);
 
   it('hermes-aep demo, the quickstart’s last step, shows a trace that is in the spans file', () => {
-    const r = sh(`${provisionLine!}\n${demoLine!}`, work, 180_000);
+    // the user's shell is still in the clone (the README's commands all run there)
+    const r = sh(`${provisionLine!}\n${demoLine!}`, daemonClone, 180_000);
     expect(r.status, r.out).toBe(0);
     const traceId = /\b([0-9a-f]{32})\b/.exec(r.out)?.[1];
     expect(traceId, `a trace id in the demo's output:\n${r.out}`).toBeDefined();

@@ -11,6 +11,7 @@ import { ROOT } from '../support/paths.js';
 import { httpCall, runShim, startDaemonProcess, tempDir, waitFor, type DaemonProcess, type ShimResult } from '../support/processes.js';
 import { MARKER, scriptedSession, type Envelope } from '../support/scripted-session.js';
 import { readLogs, type Ev } from '../support/stream-invariants.js';
+import { freePort } from '../support/ports.js';
 import { requireUi, tid, uiUrl } from '../support/ui-view.js';
 
 /**
@@ -324,6 +325,63 @@ describe('the live view in a real browser (chromium, puppeteer-core)', () => {
  * shim holds it at the daemon, the operator denies it with a reason in the browser, Hermes reports the call blocked
  * with that reason to the model, and the command never runs.
  */
+describe('the live view across a daemon restart', () => {
+  let daemon: DaemonProcess;
+  let browser: HeadlessBrowser;
+  const dirs = { historyDir: path.join(tempDir('hermes-aep-e2e-ui-restart-'), 'log'), stateDir: '' };
+  dirs.stateDir = path.join(path.dirname(dirs.historyDir), 'state');
+  let env: Record<string, string>;
+  const connection = (p: BrowserPage) => p.page.$eval(tid('connection'), (c) => c.textContent?.trim() ?? '');
+  const units = (p: BrowserPage) =>
+    p.page.$$eval('[data-testid="turn-tree"] [data-testid="unit"]', (us) =>
+      us.map((u) => `${(u as HTMLElement).dataset.kind}:${(u as HTMLElement).dataset.state}`),
+    );
+
+  beforeAll(async () => {
+    env = { ...DAEMON_ENV, AEP_PORT: String(await freePort()) };
+    daemon = await startDaemonProcess(env, dirs);
+    await requireUi(daemon);
+    browser = await launchBrowser();
+  }, 120_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await daemon?.stop();
+  });
+
+  it('says so while the daemon is down, then resumes on its own: the turn goes on in place, nothing shown twice', async () => {
+    const s = newSession();
+    const { envelopes } = scriptedSession(s);
+    const shim = (body: string) => runShim(body, daemon.shimEnv);
+    for (const e of envelopes.slice(0, 3)) expect((await shim(JSON.stringify(e))).code).toBe(0);
+    expect((await shim(envelope(envelopes, 'pre_tool_call', 'call_ok'))).code).toBe(0);
+    const p = await browser.open(uiUrl(daemon, TOKEN));
+    await p.waitFor(tid('session-item', { session: s }));
+    await p.page.click(tid('session-item', { session: s }));
+    await p.waitFor(tid('unit', { kind: 'tool', state: 'running' }));
+    const before = await units(p);
+    expect(before.filter((u) => u.startsWith('run:'))).toHaveLength(1);
+    // the daemon stops: the page says it is not live any more
+    await daemon.stop();
+    await p.waitUntil('the page to say it lost the daemon', () => {
+      const t = document.querySelector('[data-testid="connection"]')?.textContent?.trim();
+      return t === 'reconnecting' || t === 'disconnected';
+    });
+    console.log(`[ui-browser] daemon down: the page says ${await connection(p)}`);
+    // a new daemon on the same port and directories (its replay buffer rebuilt from the history); the page reconnects
+    daemon = await startDaemonProcess(env, dirs);
+    await p.waitUntil('live again', () => document.querySelector('[data-testid="connection"]')?.textContent?.trim() === 'live', 30_000);
+    await p.waitFor(tid('unit', { kind: 'tool', state: 'running' }));
+    expect(await units(p)).toEqual(before);
+    // the turn goes on through the new daemon and ends in place
+    expect((await shim(envelope(envelopes, 'post_tool_call', 'call_ok'))).code).toBe(0);
+    await p.waitFor(tid('unit', { kind: 'tool', state: 'done' }));
+    const after = await units(p);
+    expect(after).toHaveLength(before.length);
+    expect(after.filter((u) => u.startsWith('tool:'))).toEqual(['tool:done']);
+  });
+});
+
 describe.each(E2E_HERMES_VERSIONS)('real Hermes %s with the gate on, denied from the page', (version) => {
   let llm: FakeLlm;
   let daemon: DaemonProcess;

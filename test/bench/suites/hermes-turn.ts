@@ -168,6 +168,15 @@ export function hooksPerTurn(b: BenchHome, tools: number): number {
   return 2 * tools + 3 + (b.modelCallHook ? tools + 1 : 0);
 }
 
+/**
+ * Hermes's background review off in every bench home: from 10 tool iterations on (`skills.creation_nudge_interval`,
+ * `memory.nudge_interval`, default 10; Hermes 0.18.2 agent/agent_init.py, agent/turn_finalizer.py,
+ * agent/background_review.py) a 12-tool turn starts a review agent on a thread after its answer, whose own hooks
+ * (a `pre_llm_call`, ...) reach the daemon or not depending on how soon the `-z` process exits: a turn's hook count,
+ * and its time, would then depend on a race that has nothing to do with the transport measured.
+ */
+export const NO_BACKGROUND_REVIEW = ['skills:', '  creation_nudge_interval: 0', 'memory:', '  nudge_interval: 0'].join('\n');
+
 /** One `hermes -z` turn with `tools` tool calls in the home `config`, checked to have done all its work. */
 export async function turn<K extends string>(rig: Rig<K>, config: K, tools: number): Promise<Turn> {
   const b = rig.homes.get(config)!;
@@ -239,7 +248,7 @@ export async function homeFor(
   extra: readonly string[] = [],
 ): Promise<BenchHome> {
   const hookEnv = { AEP_STATE_DIR: daemon.stateDir };
-  const h = await makeHermesHome({ modelUrl: llm.url, hookEnv, version, install: false });
+  const h = await makeHermesHome({ modelUrl: llm.url, hookEnv, version, install: false, extraYaml: NO_BACKGROUND_REVIEW });
   if (transport !== 'none') {
     // named even for shell: without --transport, install picks one from the Hermes it finds (the `default` configuration)
     const args = ['install', '--transport', transport, ...extra];

@@ -18,7 +18,7 @@ import { makeHermesHome } from '../../e2e/support/hermes.js';
 import type { HermesVersion } from '../../e2e/support/hermes-versions.js';
 import { CLI, ROOT } from '../../support/paths.js';
 import type { DaemonProcess } from '../../support/processes.js';
-import { registersModelCallHook, type BenchHome, type Transport } from './hermes-turn.js';
+import { NO_BACKGROUND_REVIEW, registersModelCallHook, type BenchHome, type Transport } from './hermes-turn.js';
 
 const run = promisify(execFile);
 
@@ -67,7 +67,13 @@ export async function peerBin(ctx: BenchContext, version: HermesVersion): Promis
 
 /** A home that runs the peer's venv Hermes with the peer enabled and exporting to `sink`. */
 export async function peerHome(llm: FakeLlm, version: HermesVersion, bin: string, sink: OtlpSink): Promise<BenchHome> {
-  const h = await makeHermesHome({ modelUrl: llm.url, hookEnv: {}, version, install: false, extraYaml: 'plugins:\n  enabled:\n    - agento11y' });
+  const h = await makeHermesHome({
+    modelUrl: llm.url,
+    hookEnv: {},
+    version,
+    install: false,
+    extraYaml: ['plugins:\n  enabled:\n    - agento11y', NO_BACKGROUND_REVIEW].join('\n'),
+  });
   const env = {
     ...h.env,
     OTEL_EXPORTER_OTLP_ENDPOINT: sink.url,
